@@ -1,0 +1,36 @@
+package dev.confine;
+
+import java.util.Collection;
+import java.util.List;
+import java.util.Set;
+
+/** The runner behind {@link Runners#allowCommands}. */
+final class AllowCommandsRunner implements Runner, EnforcementReporter {
+  private final Runner inner;
+  private final Set<String> allowed;
+
+  AllowCommandsRunner(Runner inner, Collection<String> allowed) {
+    this.inner = Runners.requireInner(inner);
+    this.allowed = allowed == null ? Set.of() : Set.copyOf(allowed);
+  }
+
+  @Override
+  public ExecResult exec(String command, List<String> args, ExecOptions options) {
+    ExecRequest request = ExecRequest.of(command, args, options);
+    check(request.command());
+    return inner.exec(request.command(), request.args(), request.options());
+  }
+
+  void check(String command) {
+    if (!allowed.contains(command)) {
+      throw new SandboxException(
+          SandboxException.Kind.POLICY_DENIED,
+          "sandbox: command " + Quote.of(command) + " is not in the allow-list of commands");
+    }
+  }
+
+  @Override
+  public Enforcement enforcement() {
+    return Enforcement.of(inner);
+  }
+}

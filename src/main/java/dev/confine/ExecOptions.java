@@ -1,0 +1,192 @@
+package dev.confine;
+
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Objects;
+
+/**
+ * The per-call policy of an exec.
+ *
+ * <p>Null components take their defaults at construction: {@code workDir} "", {@code timeout}
+ * {@link Duration#ZERO}, {@code env} {@link EnvPolicy#inheritAll()}, {@code net} {@link
+ * NetPolicy#defaults()}, {@code resources} {@link ResourceLimits#NONE}. {@code stdin} keeps the
+ * difference between null (no stdin: the child reads end-of-file) and empty (an empty pipe). The
+ * stdin bytes are copied in and out, so an instance never changes.
+ *
+ * @param workDir the working directory: empty = the runner's root; relative = beneath the root;
+ *     absolute = must resolve (symlinks included) inside the root
+ * @param stdin bytes piped to the child, or null for none
+ * @param timeout the deadline for the whole call, after which the child's tree is killed; ZERO =
+ *     none
+ * @param env which environment variables the child sees
+ * @param net what network the child may reach
+ * @param resources caps on the child's tree
+ */
+public record ExecOptions(
+    String workDir,
+    byte[] stdin,
+    Duration timeout,
+    EnvPolicy env,
+    NetPolicy net,
+    ResourceLimits resources) {
+
+  private static final ExecOptions DEFAULTS =
+      new ExecOptions("", null, Duration.ZERO, null, null, null);
+
+  /**
+   * Applies the defaults and copies stdin.
+   *
+   * @throws SandboxException VALIDATION for a negative timeout or a work dir holding NUL
+   */
+  public ExecOptions {
+    workDir = workDir == null ? "" : workDir;
+    if (workDir.indexOf('\0') >= 0) {
+      throw new SandboxException(
+          SandboxException.Kind.VALIDATION, "sandbox: workdir " + Quote.of(workDir) + " holds NUL");
+    }
+    stdin = stdin == null ? null : stdin.clone();
+    timeout = timeout == null ? Duration.ZERO : timeout;
+    if (timeout.isNegative()) {
+      throw new SandboxException(
+          SandboxException.Kind.VALIDATION,
+          "sandbox: timeout " + timeout + " must not be negative");
+    }
+    env = env == null ? EnvPolicy.inheritAll() : env;
+    net = net == null ? NetPolicy.defaults() : net;
+    resources = resources == null ? ResourceLimits.NONE : resources;
+  }
+
+  /** Every component at its default. */
+  public static ExecOptions defaults() {
+    return DEFAULTS;
+  }
+
+  /** {@code options}, or {@link #defaults()} when null. */
+  public static ExecOptions orDefaults(ExecOptions options) {
+    return options == null ? DEFAULTS : options;
+  }
+
+  /** A copy of the stdin bytes, or null when the child gets no stdin. */
+  @Override
+  public byte[] stdin() {
+    return stdin == null ? null : stdin.clone();
+  }
+
+  /** Whether the child gets a stdin pipe (possibly empty). */
+  public boolean hasStdin() {
+    return stdin != null;
+  }
+
+  /** The length of the stdin bytes, or -1 when there is no stdin. */
+  public int stdinLength() {
+    return stdin == null ? -1 : stdin.length;
+  }
+
+  /** Whether a timeout is set. */
+  public boolean hasTimeout() {
+    return !timeout.isZero();
+  }
+
+  /** A builder starting from these options. */
+  public Builder toBuilder() {
+    return new Builder(this);
+  }
+
+  /** A builder starting from {@link #defaults()}. */
+  public static Builder builder() {
+    return new Builder(DEFAULTS);
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof ExecOptions other
+        && workDir.equals(other.workDir)
+        && Arrays.equals(stdin, other.stdin)
+        && timeout.equals(other.timeout)
+        && env.equals(other.env)
+        && net.equals(other.net)
+        && resources.equals(other.resources);
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(workDir, Arrays.hashCode(stdin), timeout, env, net, resources);
+  }
+
+  @Override
+  public String toString() {
+    return "ExecOptions[workDir="
+        + workDir
+        + ", stdin="
+        + (stdin == null ? "null" : stdin.length + " bytes")
+        + ", timeout="
+        + timeout
+        + ", env="
+        + env
+        + ", net="
+        + net
+        + ", resources="
+        + resources
+        + "]";
+  }
+
+  /** Builds {@link ExecOptions}. */
+  public static final class Builder {
+    private String workDir;
+    private byte[] stdin;
+    private Duration timeout;
+    private EnvPolicy env;
+    private NetPolicy net;
+    private ResourceLimits resources;
+
+    private Builder(ExecOptions from) {
+      workDir = from.workDir;
+      stdin = from.stdin;
+      timeout = from.timeout;
+      env = from.env;
+      net = from.net;
+      resources = from.resources;
+    }
+
+    /** Sets the working directory (empty or null = the runner's root). */
+    public Builder workDir(String workDir) {
+      this.workDir = workDir;
+      return this;
+    }
+
+    /** Sets the stdin bytes (null = no stdin, empty = an empty pipe); they are copied. */
+    public Builder stdin(byte[] stdin) {
+      this.stdin = stdin == null ? null : stdin.clone();
+      return this;
+    }
+
+    /** Sets the timeout (ZERO or null = none). */
+    public Builder timeout(Duration timeout) {
+      this.timeout = timeout;
+      return this;
+    }
+
+    /** Sets the environment policy. */
+    public Builder env(EnvPolicy env) {
+      this.env = env;
+      return this;
+    }
+
+    /** Sets the network policy. */
+    public Builder net(NetPolicy net) {
+      this.net = net;
+      return this;
+    }
+
+    /** Sets the resource limits. */
+    public Builder resources(ResourceLimits resources) {
+      this.resources = resources;
+      return this;
+    }
+
+    /** The options. */
+    public ExecOptions build() {
+      return new ExecOptions(workDir, stdin, timeout, env, net, resources);
+    }
+  }
+}

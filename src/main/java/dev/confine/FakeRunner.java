@@ -1,0 +1,120 @@
+package dev.confine;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+import java.util.Objects;
+import java.util.function.Function;
+
+/**
+ * A test double for your own tests: records every request and answers with scripted results or
+ * failures, without running anything. Thread-safe.
+ *
+ * <p>Answers come from the queue filled by {@link #enqueue(ExecResult)} and {@link
+ * #enqueueFailure(RuntimeException)}, in order; once the queue is empty, from the responder set by
+ * {@link #respondWith(Function)} (by default: exit 0, no output).
+ *
+ * <pre>{@code
+ * FakeRunner fake = new FakeRunner();
+ * fake.enqueue(ExecResult.of(0, "hello\n", ""));
+ * Runner runner = Runners.composeLocal(fake, policy);
+ * runner.exec("echo", List.of("hello"), null);
+ * assertEquals("echo", fake.lastRequest().command());
+ * }</pre>
+ */
+public final class FakeRunner implements Runner, EnforcementReporter {
+  private final Deque<Object> script = new ArrayDeque<>();
+  private final List<ExecRequest> requests = new ArrayList<>();
+  private Function<ExecRequest, ExecResult> responder = r -> ExecResult.ofExit(0);
+  private Enforcement enforcement = Enforcement.NONE;
+
+  /** A fake with an empty script, answering exit 0, reporting {@link Enforcement#NONE}. */
+  public FakeRunner() {}
+
+  /** Queues {@code result} as the answer to one call. */
+  public synchronized FakeRunner enqueue(ExecResult result) {
+    script.add(Objects.requireNonNull(result, "result"));
+    return this;
+  }
+
+  /** Queues {@code failure} to be thrown by one call. */
+  public synchronized FakeRunner enqueueFailure(RuntimeException failure) {
+    script.add(Objects.requireNonNull(failure, "failure"));
+    return this;
+  }
+
+  /** Answers calls beyond the queue with {@code responder}, which may also throw. */
+  public synchronized FakeRunner respondWith(Function<ExecRequest, ExecResult> responder) {
+    this.responder = Objects.requireNonNull(responder, "responder");
+    return this;
+  }
+
+  /** Reports {@code enforcement} (by default {@link Enforcement#NONE}). */
+  public synchronized FakeRunner reporting(Enforcement enforcement) {
+    this.enforcement = Objects.requireNonNull(enforcement, "enforcement");
+    return this;
+  }
+
+  /**
+   * Records the request and answers from the script.
+   *
+   * @throws SandboxException VALIDATION for a malformed command or argument list, like any runner
+   */
+  @Override
+  public ExecResult exec(String command, List<String> args, ExecOptions options) {
+    ExecRequest request = ExecRequest.of(command, args, options);
+    Object next;
+    Function<ExecRequest, ExecResult> fallback;
+    synchronized (this) {
+      requests.add(request);
+      next = script.poll();
+      fallback = responder;
+    }
+    if (next instanceof RuntimeException failure) {
+      throw failure;
+    }
+    if (next instanceof ExecResult result) {
+      return result;
+    }
+    return fallback.apply(request);
+  }
+
+  /** Every request received, in order. */
+  public synchronized List<ExecRequest> requests() {
+    return List.copyOf(requests);
+  }
+
+  /**
+   * The most recent request.
+   *
+   * @throws IllegalStateException when there was none
+   */
+  public synchronized ExecRequest lastRequest() {
+    if (requests.isEmpty()) {
+      throw new IllegalStateException("FakeRunner received no request");
+    }
+    return requests.get(requests.size() - 1);
+  }
+
+  /** How many requests were received. */
+  public synchronized int callCount() {
+    return requests.size();
+  }
+
+  /** How many scripted answers are still queued. */
+  public synchronized int pending() {
+    return script.size();
+  }
+
+  /** Forgets the requests and the queue; keeps the responder and the enforcement report. */
+  public synchronized void reset() {
+    requests.clear();
+    script.clear();
+  }
+
+  @Override
+  public synchronized Enforcement enforcement() {
+    return enforcement;
+  }
+}

@@ -1,0 +1,125 @@
+package dev.confine;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayDeque;
+import java.util.Deque;
+
+/**
+ * Path resolution beneath a runner's root, shared by every backend and by the {@link
+ * ExecPredicate#workDirOutsideRoot(String)} predicate.
+ *
+ * <p>Containment is decided on the path with every existing symlink resolved (the kernel's view),
+ * so a symlink inside the root that points outside escapes even when its target does not exist yet.
+ */
+public final class RootedPaths {
+  private static final int MAX_SYMLINKS = 40;
+
+  private RootedPaths() {}
+
+  /**
+   * The root a runner uses for {@code dir}: absolute, and symlink-resolved when it exists (a root
+   * that does not exist stays as its absolute, normalised form).
+   */
+  public static Path resolveRoot(String dir) {
+    Path abs = Path.of(dir).toAbsolutePath().normalize();
+    try {
+      return abs.toRealPath();
+    } catch (IOException e) {
+      return abs;
+    }
+  }
+
+  /**
+   * {@code path} (absolute) with symlinks resolved along its longest existing prefix and the rest
+   * appended lexically, as the kernel would see it once the rest is created. Dangling symlinks are
+   * followed through their target text; {@code ..} after a symlink refers to the target's parent.
+   *
+   * @throws IOException when a component cannot be examined (permission denied, say) or symlinks
+   *     loop
+   */
+  public static Path resolveExistingPrefix(Path path) throws IOException {
+    if (!path.isAbsolute()) {
+      throw new IllegalArgumentException("not absolute: " + path);
+    }
+    Deque<String> todo = new ArrayDeque<>();
+    pushComponents(todo, path);
+    Path current = path.getRoot();
+    boolean missing = false;
+    int links = 0;
+    while (!todo.isEmpty()) {
+      String name = todo.pop();
+      if (name.equals(".")) {
+        continue;
+      }
+      if (name.equals("..")) {
+        current = current.getParent() == null ? current : current.getParent();
+        continue;
+      }
+      Path next = current.resolve(name);
+      if (missing) {
+        current = next;
+        continue;
+      }
+      BasicFileAttributes attrs;
+      try {
+        attrs = Files.readAttributes(next, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+      } catch (NoSuchFileException e) {
+        missing = true;
+        current = next;
+        continue;
+      }
+      if (attrs.isSymbolicLink()) {
+        if (++links > MAX_SYMLINKS) {
+          throw new IOException("too many levels of symbolic links: " + path);
+        }
+        Path target = Files.readSymbolicLink(next);
+        pushComponents(todo, target);
+        if (target.isAbsolute()) {
+          current = target.getRoot();
+        }
+        continue;
+      }
+      current = next;
+    }
+    return current;
+  }
+
+  private static void pushComponents(Deque<String> todo, Path p) {
+    for (int i = p.getNameCount() - 1; i >= 0; i--) {
+      todo.push(p.getName(i).toString());
+    }
+  }
+
+  /**
+   * The working directory for {@code workDir} beneath {@code root} (which {@link #resolveRoot}
+   * produced): empty = the root; relative = joined onto the root; absolute = as given. The path is
+   * normalised lexically, checked with its symlinks resolved, and returned unresolved (the child
+   * runs in the path the caller named).
+   *
+   * @throws PathTraversalException when the resolved path is neither the root nor beneath it
+   * @throws SandboxException INTERNAL when a component cannot be examined
+   */
+  public static Path resolveWorkDir(Path root, String workDir) {
+    if (workDir == null || workDir.isEmpty()) {
+      return root;
+    }
+    Path p = Path.of(workDir);
+    Path lexical = (p.isAbsolute() ? p : root.resolve(p)).normalize();
+    Path resolved;
+    try {
+      resolved = resolveExistingPrefix(lexical);
+    } catch (IOException e) {
+      throw new SandboxException(
+          SandboxException.Kind.INTERNAL, "sandbox: resolve workdir: " + e.getMessage(), e);
+    }
+    if (!resolved.startsWith(root)) {
+      throw new PathTraversalException(workDir, root.toString());
+    }
+    return lexical;
+  }
+}

@@ -1,0 +1,2 @@
+/** Confine: run a command under an enforced policy. */
+package dev.confine;
