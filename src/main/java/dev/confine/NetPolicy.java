@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
+import java.util.Locale;
 
 /**
  * What network the child may reach.
@@ -145,7 +146,8 @@ public record NetPolicy(
           "sandbox: invalid proxy URL " + Quote.of(proxy) + ": " + e.getReason(),
           e);
     }
-    String scheme = uri.getScheme() == null ? "" : uri.getScheme();
+    // Schemes are case-insensitive (RFC 3986); Go's url.Parse lower-cases them too.
+    String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
     if (!scheme.equals("http") && !scheme.equals("socks5")) {
       throw invalid("sandbox: proxy scheme " + Quote.of(scheme) + " must be http or socks5");
     }
@@ -156,12 +158,19 @@ public record NetPolicy(
     String userInfo = at < 0 ? null : authority.substring(0, at);
     String hostPort = authority.substring(at + 1);
     String host;
+    String port;
     if (hostPort.startsWith("[")) {
       int close = hostPort.indexOf(']');
       host = close < 0 ? hostPort : hostPort.substring(1, close);
+      port = close < 0 || close + 1 >= hostPort.length() ? "" : hostPort.substring(close + 2);
     } else {
       int colon = hostPort.lastIndexOf(':');
       host = colon < 0 ? hostPort : hostPort.substring(0, colon);
+      port = colon < 0 ? "" : hostPort.substring(colon + 1);
+    }
+    if (!port.chars().allMatch(c -> c >= '0' && c <= '9')) {
+      throw invalid(
+          "sandbox: invalid proxy URL " + Quote.of(proxy) + ": invalid port " + Quote.of(port));
     }
     if (host.isEmpty()) {
       throw invalid("sandbox: proxy URL " + Quote.of(proxy) + " has no host");

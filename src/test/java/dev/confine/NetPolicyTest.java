@@ -211,14 +211,13 @@ class NetPolicyTest {
         .hasMessage("sandbox: proxy scheme \"" + scheme + "\" must be http or socks5");
   }
 
-  /**
-   * Go's url.Parse lower-cases the scheme, so the seed accepts "HTTP://host". Confine compares the
-   * scheme as written and rejects it; this test documents that (stricter) behaviour.
-   */
+  /** Schemes are case-insensitive, as Go's url.Parse treats them. */
   @ParameterizedTest
   @ValueSource(strings = {"HTTP://proxy:3128", "Socks5://proxy:1080"})
-  void upperCaseSchemesAreRejectedUnlikeGo(String url) {
-    assertInvalid(withProxy(url)).hasMessageContaining("must be http or socks5");
+  void schemesAreCaseInsensitive(String url) {
+    NetPolicy p = withProxy(url);
+
+    assertThat(p.validate()).isSameAs(p);
   }
 
   @Test
@@ -266,13 +265,17 @@ class NetPolicyTest {
     assertThat(p.validate()).isSameAs(p);
   }
 
-  /**
-   * Go's url.Parse rejects a non-numeric port; Confine's hand-parsed authority does not look at the
-   * port. Documents the current behaviour.
-   */
-  @Test
-  void nonNumericProxyPortIsNotChecked() {
-    NetPolicy p = withProxy("http://proxy:abc");
+  @ParameterizedTest
+  @ValueSource(strings = {"http://proxy:abc", "http://proxy:80x", "socks5://[::1]:p"})
+  void nonNumericProxyPortIsRejected(String url) {
+    assertInvalid(withProxy(url))
+        .hasMessageStartingWith("sandbox: invalid proxy URL \"" + url + "\"");
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"http://proxy:", "http://[::1]:3128", "http://[::1]"})
+  void emptyOrNumericPortsAreAccepted(String url) {
+    NetPolicy p = withProxy(url);
 
     assertThat(p.validate()).isSameAs(p);
   }
