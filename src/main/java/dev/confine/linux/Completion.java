@@ -1,0 +1,20 @@
+package dev.confine.linux;
+
+/**
+ * How {@link Execution#runToCompletion} ended.
+ *
+ * @param ending why the wait ended
+ * @param exit how the child ended, or null when it could not be reaped
+ * @param leftoversKilled whether processes of the child's group outlived it and were killed
+ */
+public record Completion(Ending ending, ExitStatus exit, boolean leftoversKilled) {
+  /** Why the wait ended. */
+  public enum Ending {
+    /** The child exited by itself before the deadline. */
+    EXITED,
+    /** The deadline passed first; the group was killed. */
+    TIMED_OUT,
+    /** The waiting thread was interrupted; the group was killed. */
+    INTERRUPTED
+  }
+}

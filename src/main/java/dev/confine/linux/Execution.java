@@ -1,0 +1,411 @@
+package dev.confine.linux;
+
+import dev.confine.linux.libc.LibC;
+import dev.confine.linux.libc.siginfo_t;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemoryLayout.PathElement;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * One spawned child whose stdout and stderr are captured and whose stdin is fed from bytes, all on
+ * the {@link EventLoop}: its pidfd reports the exit (reaped with {@code waitid(P_PIDFD)}), its
+ * pipes are drained as they fill. The caller blocks in {@link #awaitExit} and {@link
+ * #awaitOutputClosed} and decides when to kill; this class only carries out.
+ */
+public final class Execution {
+  private static final long SI_CODE_OFFSET = siginfo_t.si_code$offset();
+  private static final long SI_STATUS_OFFSET =
+      siginfo_t
+          .layout()
+          .byteOffset(
+              PathElement.groupElement("_sifields"),
+              PathElement.groupElement("_sigchld"),
+              PathElement.groupElement("si_status"));
+  private static final int READS_PER_EVENT = 16;
+  // SIGKILL cannot be caught; only a task stuck in the kernel (D state) takes longer than this.
+  private static final long REAP_AFTER_KILL_NANOS = TimeUnit.SECONDS.toNanos(10);
+  // Killed holders close their pipes within milliseconds; after the drain this is all we wait.
+  private static final long SETTLE_AFTER_KILL_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
+
+  // Used only on the loop thread, one handler call at a time.
+  private static final MemorySegment SIGINFO = Arena.global().allocate(siginfo_t.layout());
+
+  private final EventLoop loop;
+  private final int pid;
+  private final long startNanos;
+  private final CappedBuffer stdout;
+  private final CappedBuffer stderr;
+  private final ReentrantLock lock = new ReentrantLock();
+  private final Condition changed = lock.newCondition();
+
+  private ExitStatus exit;
+  private String reapFailure;
+  private long exitNanos;
+  private int openOutputs = 2;
+  private long stdoutToken;
+  private long stderrToken;
+  private long stdinToken = -1;
+
+  private Execution(EventLoop loop, int pid, long cap) {
+    this.loop = loop;
+    this.pid = pid;
+    this.startNanos = System.nanoTime();
+    this.stdout = new CappedBuffer(cap);
+    this.stderr = new CappedBuffer(cap);
+  }
+
+  /**
+   * Spawns {@code spec} and starts watching it.
+   *
+   * @param stdin the bytes for the child's stdin when {@code spec.pipeStdin()}, else ignored
+   * @param outputCap how many bytes of each output stream to keep
+   * @throws ErrnoException when the spawn fails
+   */
+  public static Execution start(SpawnSpec spec, byte[] stdin, long outputCap) {
+    EventLoop loop = EventLoop.shared();
+    Spawner.Spawned s = Spawner.spawn(spec);
+    Execution e = new Execution(loop, s.pid(), outputCap);
+    Syscalls.setNonBlocking(s.stdoutFd());
+    Syscalls.setNonBlocking(s.stderrFd());
+    e.stdoutToken = loop.register(s.stdoutFd(), LibC.EPOLLIN(), e.reader(e.stdout));
+    e.stderrToken = loop.register(s.stderrFd(), LibC.EPOLLIN(), e.reader(e.stderr));
+    if (s.stdinFd() >= 0) {
+      if (stdin == null || stdin.length == 0) {
+        Syscalls.close(s.stdinFd());
+      } else {
+        Syscalls.setNonBlocking(s.stdinFd());
+        e.stdinToken = loop.register(s.stdinFd(), LibC.EPOLLOUT(), e.writer(stdin));
+      }
+    }
+    loop.register(s.pidfd(), LibC.EPOLLIN(), e::onExit);
+    return e;
+  }
+
+  /** The child's pid, which is also its process group and session id. */
+  public int pid() {
+    return pid;
+  }
+
+  private EventLoop.Handler reader(CappedBuffer sink) {
+    return (token, events) -> {
+      MemorySegment buf = loop.readBuffer();
+      for (int i = 0; i < READS_PER_EVENT; i++) {
+        long n = Syscalls.read(loop.fdOf(token), buf, buf.byteSize());
+        if (n > 0) {
+          sink.append(buf, (int) n);
+          continue;
+        }
+        if (n == -LibC.EAGAIN() || n == -LibC.EINTR()) {
+          return;
+        }
+        outputClosed(token); // 0 is end of file; an error ends the stream as well
+        return;
+      }
+    };
+  }
+
+  private EventLoop.Handler writer(byte[] data) {
+    int[] offset = {0};
+    return (token, events) -> {
+      MemorySegment buf = loop.readBuffer();
+      while (offset[0] < data.length) {
+        int chunk = (int) Math.min(buf.byteSize(), data.length - offset[0]);
+        MemorySegment.copy(data, offset[0], buf, ValueLayout.JAVA_BYTE, 0, chunk);
+        long n = Syscalls.write(loop.fdOf(token), buf, chunk);
+        if (n == -LibC.EAGAIN() || n == -LibC.EINTR()) {
+          return;
+        }
+        if (n < 0) {
+          break; // EPIPE: the child closed its stdin, which is its right
+        }
+        offset[0] += (int) n;
+      }
+      loop.close(token);
+    };
+  }
+
+  private void onExit(long token, int events) {
+    int r = Syscalls.waitid(LibC.P_PIDFD(), loop.fdOf(token), SIGINFO, LibC.WEXITED());
+    ExitStatus status = null;
+    String failure = null;
+    if (r == 0) {
+      status =
+          ExitStatus.fromSiginfo(
+              SIGINFO.get(ValueLayout.JAVA_INT, SI_CODE_OFFSET),
+              SIGINFO.get(ValueLayout.JAVA_INT, SI_STATUS_OFFSET));
+    } else if (-r == LibC.EINTR() || -r == LibC.EAGAIN()) {
+      return; // level-triggered: the loop calls again
+    } else {
+      failure = "waitid(P_PIDFD) for pid " + pid + ": " + Syscalls.strerror(-r);
+    }
+    loop.close(token);
+    lock.lock();
+    try {
+      exit = status;
+      reapFailure = failure;
+      exitNanos = System.nanoTime();
+      changed.signalAll();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private void outputClosed(long token) {
+    loop.close(token);
+    lock.lock();
+    try {
+      if (token == stdoutToken) {
+        stdoutToken = 0;
+      } else if (token == stderrToken) {
+        stderrToken = 0;
+      } else {
+        return;
+      }
+      openOutputs--;
+      changed.signalAll();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Waits until the child has exited and been reaped, or until {@code deadlineNanos} ({@link
+   * System#nanoTime()} based; {@code Long.MAX_VALUE} = no deadline).
+   *
+   * @return whether the child has exited
+   */
+  public boolean awaitExit(long deadlineNanos) throws InterruptedException {
+    lock.lock();
+    try {
+      while (!exited()) {
+        if (!awaitUntil(deadlineNanos)) {
+          return exited();
+        }
+      }
+      return true;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** As {@link #awaitExit}, ignoring interrupts (the caller restores its interrupt status). */
+  public boolean awaitExitUninterruptibly(long deadlineNanos) {
+    boolean interrupted = false;
+    try {
+      while (true) {
+        try {
+          return awaitExit(deadlineNanos);
+        } catch (InterruptedException e) {
+          interrupted = true;
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /**
+   * Waits until both output pipes reached end of file, or until {@code deadlineNanos}.
+   *
+   * @return whether both are closed
+   */
+  public boolean awaitOutputClosed(long deadlineNanos) throws InterruptedException {
+    lock.lock();
+    try {
+      while (openOutputs > 0) {
+        if (!awaitUntil(deadlineNanos)) {
+          return openOutputs == 0;
+        }
+      }
+      return true;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** As {@link #awaitOutputClosed}, ignoring interrupts (the caller restores its status). */
+  public boolean awaitOutputClosedUninterruptibly(long deadlineNanos) {
+    boolean interrupted = false;
+    try {
+      while (true) {
+        try {
+          return awaitOutputClosed(deadlineNanos);
+        } catch (InterruptedException e) {
+          interrupted = true;
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  private boolean awaitUntil(long deadlineNanos) throws InterruptedException {
+    if (deadlineNanos == Long.MAX_VALUE) {
+      changed.await();
+      return true;
+    }
+    long left = deadlineNanos - System.nanoTime();
+    if (left <= 0) {
+      return false;
+    }
+    changed.await(left, TimeUnit.NANOSECONDS);
+    return true;
+  }
+
+  private boolean exited() {
+    return exit != null || reapFailure != null;
+  }
+
+  /**
+   * Sends SIGKILL to the child's whole process group.
+   *
+   * @return whether any process received it (false: the group was already gone)
+   */
+  public boolean killGroup() {
+    return Syscalls.kill(-pid, LibC.SIGKILL()) == 0;
+  }
+
+  /**
+   * Stops reading the outputs that are still open (a process outside the group holds them) and
+   * stops feeding stdin; what was captured stays.
+   */
+  public void closeStreams() {
+    long out;
+    long err;
+    long in;
+    lock.lock();
+    try {
+      out = stdoutToken;
+      err = stderrToken;
+      in = stdinToken;
+      stdoutToken = 0;
+      stderrToken = 0;
+      stdinToken = -1;
+      openOutputs = 0;
+      changed.signalAll();
+    } finally {
+      lock.unlock();
+    }
+    for (long t : new long[] {out, err}) {
+      if (t != 0) {
+        loop.close(t);
+      }
+    }
+    if (in >= 0) {
+      loop.close(in);
+    }
+  }
+
+  /**
+   * Waits for the child the way an exec does, and leaves nothing of its process group running:
+   *
+   * <ul>
+   *   <li>until {@code deadlineNanos} for the child to exit; then, or when the calling thread is
+   *       interrupted, the group is killed and the wait continues for its exit;
+   *   <li>after the exit, at most {@code drainNanos} for the output pipes to reach end of file; a
+   *       background process still holding them then is killed with the rest of the group, and
+   *       whatever still holds them after that (a process that left the group) is cut off;
+   *   <li>a group that outlived its leader without holding the pipes is killed as well.
+   * </ul>
+   *
+   * <p>An interrupt is reported as {@link Completion.Ending#INTERRUPTED} with the thread's
+   * interrupt status set again.
+   */
+  public Completion runToCompletion(long deadlineNanos, long drainNanos) {
+    Completion.Ending ending = Completion.Ending.EXITED;
+    boolean exited;
+    try {
+      exited = awaitExit(deadlineNanos);
+      if (!exited) {
+        ending = Completion.Ending.TIMED_OUT;
+      }
+    } catch (InterruptedException e) {
+      ending = Completion.Ending.INTERRUPTED;
+      exited = false;
+    }
+    boolean leftovers = false;
+    if (ending != Completion.Ending.EXITED) {
+      killGroup();
+      awaitExitUninterruptibly(System.nanoTime() + REAP_AFTER_KILL_NANOS);
+      awaitOutputClosedUninterruptibly(System.nanoTime() + drainNanos);
+    } else {
+      long drainDeadline = System.nanoTime() + drainNanos;
+      boolean drained;
+      try {
+        drained = awaitOutputClosed(drainDeadline);
+      } catch (InterruptedException e) {
+        ending = Completion.Ending.INTERRUPTED;
+        drained = false;
+      }
+      // The leader is reaped, so the group's id stays reserved only while members remain: a
+      // successful kill means something it started was still running.
+      leftovers = killGroup();
+      if (!drained) {
+        awaitOutputClosedUninterruptibly(System.nanoTime() + SETTLE_AFTER_KILL_NANOS);
+      }
+    }
+    closeStreams();
+    if (ending == Completion.Ending.INTERRUPTED) {
+      Thread.currentThread().interrupt();
+    }
+    return new Completion(ending, exitStatus(), leftovers);
+  }
+
+  /** How the child ended; null until it has been reaped. */
+  public ExitStatus exitStatus() {
+    lock.lock();
+    try {
+      return exit;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Why reaping failed (another part of the process reaped our child), or null. */
+  public String reapFailure() {
+    lock.lock();
+    try {
+      return reapFailure;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Nanoseconds from spawn to reap, or to now while the child runs. */
+  public long wallNanos() {
+    lock.lock();
+    try {
+      return (exited() ? exitNanos : System.nanoTime()) - startNanos;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** The kept stdout bytes. */
+  public byte[] stdout() {
+    return stdout.toByteArray();
+  }
+
+  /** The kept stderr bytes. */
+  public byte[] stderr() {
+    return stderr.toByteArray();
+  }
+
+  /** Whether stdout went past the cap. */
+  public boolean stdoutTruncated() {
+    return stdout.truncated();
+  }
+
+  /** Whether stderr went past the cap. */
+  public boolean stderrTruncated() {
+    return stderr.truncated();
+  }
+}

@@ -1,0 +1,147 @@
+package dev.confine.linux;
+
+import dev.confine.linux.libc.LibC;
+import dev.confine.linux.libc.posix_spawn_file_actions_t;
+import dev.confine.linux.libc.posix_spawnattr_t;
+import dev.confine.linux.libc.sigset_t;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+
+/**
+ * Starts a child with posix_spawn: its own session and process group (SETSID alone: adding
+ * SETPGROUP makes glibc's setpgid fail with EPERM on the new session leader), an empty signal mask
+ * (the JVM's main thread blocks SIGQUIT), every signal reset to its default (an all-ones set:
+ * sigfillset leaves out glibc's internal signals, which would stay ignored across exec), stdio on
+ * fresh O_CLOEXEC pipes, every other fd closed, and the working directory set by a file action.
+ */
+public final class Spawner {
+  private static final int SIGSET_BYTES = (int) sigset_t.sizeof();
+
+  private Spawner() {}
+
+  /** A spawned child and the parent's ends of its pipes (-1 where there is none). */
+  public record Spawned(int pid, int pidfd, int stdinFd, int stdoutFd, int stderrFd) {}
+
+  /**
+   * Spawns {@code spec}.
+   *
+   * @throws ErrnoException when a pipe, posix_spawn or pidfd_open fails; the call name says which
+   */
+  public static Spawned spawn(SpawnSpec spec) {
+    int[] in = spec.pipeStdin() ? Syscalls.pipe2(LibC.O_CLOEXEC()) : null;
+    int[] out = null;
+    int[] err = null;
+    try {
+      out = Syscalls.pipe2(LibC.O_CLOEXEC());
+      err = Syscalls.pipe2(LibC.O_CLOEXEC());
+      int pid = posixSpawn(spec, in == null ? -1 : in[0], out[1], err[1]);
+      closeQuietly(in == null ? -1 : in[0], out[1], err[1]);
+      int pidfd = Syscalls.pidfdOpen(pid);
+      if (pidfd < 0) {
+        // Without a pidfd nothing can watch or reap this child safely: stop it now.
+        Syscalls.kill(-pid, LibC.SIGKILL());
+        closeQuietly(in == null ? -1 : in[1], out[0], err[0]);
+        throw new ErrnoException("pidfd_open", -pidfd);
+      }
+      return new Spawned(pid, pidfd, in == null ? -1 : in[1], out[0], err[0]);
+    } catch (RuntimeException e) {
+      if (in != null) {
+        closeQuietly(in[0], in[1]);
+      }
+      if (out != null) {
+        closeQuietly(out[0], out[1]);
+      }
+      if (err != null) {
+        closeQuietly(err[0], err[1]);
+      }
+      throw e;
+    }
+  }
+
+  private static int posixSpawn(SpawnSpec spec, int stdinRead, int stdoutWrite, int stderrWrite) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment attr = posix_spawnattr_t.allocate(arena);
+      MemorySegment actions = posix_spawn_file_actions_t.allocate(arena);
+      check("posix_spawnattr_init", LibC.posix_spawnattr_init(attr));
+      check("posix_spawn_file_actions_init", LibC.posix_spawn_file_actions_init(actions));
+      try {
+        MemorySegment mask = arena.allocate(SIGSET_BYTES);
+        check("sigemptyset", LibC.sigemptyset(mask) == 0 ? 0 : LibC.EINVAL());
+        MemorySegment defaults = arena.allocate(SIGSET_BYTES).fill((byte) 0xff);
+        check("posix_spawnattr_setsigmask", LibC.posix_spawnattr_setsigmask(attr, mask));
+        check("posix_spawnattr_setsigdefault", LibC.posix_spawnattr_setsigdefault(attr, defaults));
+        short flags =
+            (short)
+                (LibC.POSIX_SPAWN_SETSID()
+                    | LibC.POSIX_SPAWN_SETSIGMASK()
+                    | LibC.POSIX_SPAWN_SETSIGDEF());
+        check("posix_spawnattr_setflags", LibC.posix_spawnattr_setflags(attr, flags));
+
+        if (stdinRead >= 0) {
+          check("adddup2", LibC.posix_spawn_file_actions_adddup2(actions, stdinRead, 0));
+        } else {
+          check(
+              "addopen",
+              LibC.posix_spawn_file_actions_addopen(
+                  actions, 0, arena.allocateFrom("/dev/null"), LibC.O_RDONLY(), 0));
+        }
+        check("adddup2", LibC.posix_spawn_file_actions_adddup2(actions, stdoutWrite, 1));
+        check("adddup2", LibC.posix_spawn_file_actions_adddup2(actions, stderrWrite, 2));
+        check(
+            "addchdir_np",
+            LibC.posix_spawn_file_actions_addchdir_np(actions, cString(arena, spec.workDir())));
+        check("addclosefrom_np", LibC.posix_spawn_file_actions_addclosefrom_np(actions, 3));
+
+        MemorySegment pid = arena.allocate(ValueLayout.JAVA_INT);
+        int rc =
+            LibC.posix_spawn(
+                pid,
+                cString(arena, spec.executable()),
+                actions,
+                attr,
+                cStringArray(arena, spec.argv()),
+                cStringArray(arena, spec.environment()));
+        if (rc != 0) {
+          throw new ErrnoException("posix_spawn", rc);
+        }
+        return pid.get(ValueLayout.JAVA_INT, 0);
+      } finally {
+        LibC.posix_spawn_file_actions_destroy(actions);
+        LibC.posix_spawnattr_destroy(attr);
+      }
+    }
+  }
+
+  private static void check(String call, int rc) {
+    if (rc != 0) {
+      throw new ErrnoException(call, rc);
+    }
+  }
+
+  private static MemorySegment cString(Arena arena, String s) {
+    byte[] bytes = s.getBytes(StandardCharsets.UTF_8);
+    MemorySegment seg = arena.allocate(bytes.length + 1L);
+    MemorySegment.copy(bytes, 0, seg, ValueLayout.JAVA_BYTE, 0, bytes.length);
+    return seg;
+  }
+
+  private static MemorySegment cStringArray(Arena arena, List<String> strings) {
+    MemorySegment array = arena.allocate(ValueLayout.ADDRESS, strings.size() + 1L);
+    for (int i = 0; i < strings.size(); i++) {
+      array.setAtIndex(ValueLayout.ADDRESS, i, cString(arena, strings.get(i)));
+    }
+    array.setAtIndex(ValueLayout.ADDRESS, strings.size(), MemorySegment.NULL);
+    return array;
+  }
+
+  static void closeQuietly(int... fds) {
+    for (int fd : fds) {
+      if (fd >= 0) {
+        Syscalls.close(fd);
+      }
+    }
+  }
+}

@@ -1,0 +1,264 @@
+package dev.confine.linux;
+
+import dev.confine.linux.libc.LibC;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.StructLayout;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.VarHandle;
+
+/**
+ * The libc calls that report failure through errno, bound by hand because jextract's handles do not
+ * capture errno ({@link Linker.Option#captureCallState}). Each returns the call's result, or {@code
+ * -errno} when it failed, so hot paths (EAGAIN on a non-blocking read) cost no exception. Calls
+ * that return an error number directly (posix_spawn) use the generated bindings.
+ */
+@SuppressWarnings("restricted")
+final class Syscalls {
+  private Syscalls() {}
+
+  private static final Linker LINKER = Linker.nativeLinker();
+  private static final StructLayout CAPTURE = Linker.Option.captureStateLayout();
+  private static final VarHandle ERRNO =
+      CAPTURE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
+  private static final Linker.Option ERRNO_OPTION = Linker.Option.captureCallState("errno");
+  private static final ThreadLocal<MemorySegment> STATE =
+      ThreadLocal.withInitial(() -> Arena.ofAuto().allocate(CAPTURE));
+
+  private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT;
+  private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG;
+  private static final ValueLayout ADDR = ValueLayout.ADDRESS;
+
+  private static final MethodHandle READ =
+      bind("read", FunctionDescriptor.of(LONG, INT, ADDR, LONG));
+  private static final MethodHandle WRITE =
+      bind("write", FunctionDescriptor.of(LONG, INT, ADDR, LONG));
+  private static final MethodHandle CLOSE = bind("close", FunctionDescriptor.of(INT, INT));
+  private static final MethodHandle PIPE2 = bind("pipe2", FunctionDescriptor.of(INT, ADDR, INT));
+  private static final MethodHandle FCNTL_INT =
+      bindVariadic("fcntl", FunctionDescriptor.of(INT, INT, INT, INT), 2);
+  private static final MethodHandle KILL = bind("kill", FunctionDescriptor.of(INT, INT, INT));
+  private static final MethodHandle EPOLL_CREATE1 =
+      bind("epoll_create1", FunctionDescriptor.of(INT, INT));
+  private static final MethodHandle EPOLL_CTL =
+      bind("epoll_ctl", FunctionDescriptor.of(INT, INT, INT, INT, ADDR));
+  private static final MethodHandle EPOLL_WAIT =
+      bind("epoll_wait", FunctionDescriptor.of(INT, INT, ADDR, INT, INT));
+  private static final MethodHandle EVENTFD = bind("eventfd", FunctionDescriptor.of(INT, INT, INT));
+  private static final MethodHandle WAITID =
+      bind("waitid", FunctionDescriptor.of(INT, INT, INT, ADDR, INT));
+  private static final MethodHandle SYSCALL_3 =
+      bindVariadic("syscall", FunctionDescriptor.of(LONG, LONG, INT, INT, INT), 1);
+  private static final MethodHandle SYSCALL_4 =
+      bindVariadic("syscall", FunctionDescriptor.of(LONG, LONG, INT, INT, ADDR, INT), 1);
+  private static final MethodHandle STRERROR =
+      LINKER.downcallHandle(
+          LINKER.defaultLookup().find("strerror").orElseThrow(), FunctionDescriptor.of(ADDR, INT));
+
+  private static MethodHandle bind(String name, FunctionDescriptor fd) {
+    return LINKER.downcallHandle(LINKER.defaultLookup().find(name).orElseThrow(), fd, ERRNO_OPTION);
+  }
+
+  private static MethodHandle bindVariadic(String name, FunctionDescriptor fd, int firstVariadic) {
+    return LINKER.downcallHandle(
+        LINKER.defaultLookup().find(name).orElseThrow(),
+        fd,
+        ERRNO_OPTION,
+        Linker.Option.firstVariadicArg(firstVariadic));
+  }
+
+  private static int errno(MemorySegment state) {
+    return (int) ERRNO.get(state, 0L);
+  }
+
+  private static RuntimeException rethrow(Throwable t) {
+    if (t instanceof RuntimeException re) {
+      throw re;
+    }
+    if (t instanceof Error e) {
+      throw e;
+    }
+    throw new IllegalStateException(t);
+  }
+
+  /** read(2): bytes read, 0 at end of file, or -errno. */
+  static long read(int fd, MemorySegment buf, long len) {
+    MemorySegment st = STATE.get();
+    try {
+      long r = (long) READ.invokeExact(st, fd, buf, len);
+      return r < 0 ? -errno(st) : r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /** write(2): bytes written or -errno. */
+  static long write(int fd, MemorySegment buf, long len) {
+    MemorySegment st = STATE.get();
+    try {
+      long r = (long) WRITE.invokeExact(st, fd, buf, len);
+      return r < 0 ? -errno(st) : r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /** close(2): 0 or -errno. */
+  static int close(int fd) {
+    MemorySegment st = STATE.get();
+    try {
+      int r = (int) CLOSE.invokeExact(st, fd);
+      return r < 0 ? -errno(st) : r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /**
+   * pipe2(2) with {@code flags}.
+   *
+   * @return {read end, write end}
+   * @throws ErrnoException on failure
+   */
+  static int[] pipe2(int flags) {
+    MemorySegment st = STATE.get();
+    try (Arena a = Arena.ofConfined()) {
+      MemorySegment fds = a.allocate(INT, 2);
+      int r = (int) PIPE2.invokeExact(st, fds, flags);
+      if (r < 0) {
+        throw new ErrnoException("pipe2", errno(st));
+      }
+      return new int[] {fds.getAtIndex(INT, 0), fds.getAtIndex(INT, 1)};
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /** fcntl(2) with an int argument: the result or -errno. */
+  static int fcntl(int fd, int cmd, int arg) {
+    MemorySegment st = STATE.get();
+    try {
+      int r = (int) FCNTL_INT.invokeExact(st, fd, cmd, arg);
+      return r < 0 ? -errno(st) : r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /** Sets O_NONBLOCK on {@code fd}. */
+  static void setNonBlocking(int fd) {
+    int flags = fcntl(fd, LibC.F_GETFL(), 0);
+    if (flags < 0) {
+      throw new ErrnoException("fcntl(F_GETFL)", -flags);
+    }
+    int r = fcntl(fd, LibC.F_SETFL(), flags | LibC.O_NONBLOCK());
+    if (r < 0) {
+      throw new ErrnoException("fcntl(F_SETFL)", -r);
+    }
+  }
+
+  /** kill(2): 0 or -errno. */
+  static int kill(int pid, int signal) {
+    MemorySegment st = STATE.get();
+    try {
+      int r = (int) KILL.invokeExact(st, pid, signal);
+      return r < 0 ? -errno(st) : r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /** epoll_create1(2): the fd or -errno. */
+  static int epollCreate1(int flags) {
+    MemorySegment st = STATE.get();
+    try {
+      int r = (int) EPOLL_CREATE1.invokeExact(st, flags);
+      return r < 0 ? -errno(st) : r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /** epoll_ctl(2): 0 or -errno. */
+  static int epollCtl(int epfd, int op, int fd, MemorySegment event) {
+    MemorySegment st = STATE.get();
+    try {
+      int r = (int) EPOLL_CTL.invokeExact(st, epfd, op, fd, event);
+      return r < 0 ? -errno(st) : r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /** epoll_wait(2): the number of events or -errno. */
+  static int epollWait(int epfd, MemorySegment events, int max, int timeoutMillis) {
+    MemorySegment st = STATE.get();
+    try {
+      int r = (int) EPOLL_WAIT.invokeExact(st, epfd, events, max, timeoutMillis);
+      return r < 0 ? -errno(st) : r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /** eventfd(2): the fd or -errno. */
+  static int eventfd(int initval, int flags) {
+    MemorySegment st = STATE.get();
+    try {
+      int r = (int) EVENTFD.invokeExact(st, initval, flags);
+      return r < 0 ? -errno(st) : r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /** waitid(2): 0 or -errno. */
+  static int waitid(int idtype, int id, MemorySegment siginfo, int options) {
+    MemorySegment st = STATE.get();
+    try {
+      int r = (int) WAITID.invokeExact(st, idtype, id, siginfo, options);
+      return r < 0 ? -errno(st) : r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /** pidfd_open(2): the pidfd or -errno. */
+  static int pidfdOpen(int pid) {
+    MemorySegment st = STATE.get();
+    try {
+      long r = (long) SYSCALL_3.invokeExact(st, (long) LibC.SYS_pidfd_open(), pid, 0, 0);
+      return r < 0 ? -errno(st) : (int) r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /** pidfd_send_signal(2) without siginfo: 0 or -errno. */
+  static int pidfdSendSignal(int pidfd, int signal) {
+    MemorySegment st = STATE.get();
+    try {
+      long r =
+          (long)
+              SYSCALL_4.invokeExact(
+                  st, (long) LibC.SYS_pidfd_send_signal(), pidfd, signal, MemorySegment.NULL, 0);
+      return r < 0 ? -errno(st) : (int) r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /** strerror(3) of {@code errno}. */
+  static String strerror(int errno) {
+    try {
+      MemorySegment s = (MemorySegment) STRERROR.invokeExact(errno);
+      return s.reinterpret(1024).getString(0);
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+}
