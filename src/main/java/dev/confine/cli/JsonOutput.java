@@ -1,0 +1,63 @@
+package dev.confine.cli;
+
+import dev.confine.ExecResult;
+import dev.confine.SandboxException;
+import java.math.BigDecimal;
+import java.math.RoundingMode;
+import java.time.Duration;
+
+/**
+ * The {@code --json} report of one exec: a single JSON object on one line with a fixed set of keys
+ * in a fixed order, so that scripts can rely on its shape.
+ *
+ * <pre>{@code
+ * {"exit_code":0,"signal":null,"stdout":"hi\n","stderr":"","stdout_truncated":false,
+ *  "stderr_truncated":false,"wall_ms":12.5,"error":null}
+ * }</pre>
+ *
+ * <p>Output is decoded as UTF-8 with malformed bytes replaced by U+FFFD, since JSON strings cannot
+ * hold arbitrary bytes; callers that need the exact bytes run without {@code --json}.
+ */
+final class JsonOutput {
+  private JsonOutput() {}
+
+  /**
+   * The report of {@code outcome}: the fields of its result (the partial result of an error that
+   * carries one), or those of a child that never started (exit code -1, no output, zero time) when
+   * there is no result; {@code error} is null or an object with the error's kind and message.
+   */
+  static String of(Outcome outcome) {
+    ExecResult r = outcome.result();
+    StringBuilder b = new StringBuilder(256);
+    b.append("{\"exit_code\":").append(r == null ? -1 : r.exitCode());
+    b.append(",\"signal\":").append(r == null || !r.signaled() ? "null" : r.signal());
+    b.append(",\"stdout\":");
+    JsonString.appendQuoted(b, r == null ? "" : r.stdoutText());
+    b.append(",\"stderr\":");
+    JsonString.appendQuoted(b, r == null ? "" : r.stderrText());
+    b.append(",\"stdout_truncated\":").append(r != null && r.stdoutTruncated());
+    b.append(",\"stderr_truncated\":").append(r != null && r.stderrTruncated());
+    b.append(",\"wall_ms\":").append(r == null ? "0" : millis(r.wallTime()));
+    b.append(",\"error\":");
+    SandboxException e = outcome.error();
+    if (e == null) {
+      b.append("null");
+    } else {
+      b.append("{\"kind\":");
+      JsonString.appendQuoted(b, e.kind().name());
+      b.append(",\"message\":");
+      JsonString.appendQuoted(b, e.getMessage());
+      b.append('}');
+    }
+    return b.append('}').toString();
+  }
+
+  /** {@code d} in milliseconds with at most three decimals and no trailing zeros. */
+  static String millis(Duration d) {
+    BigDecimal ms =
+        BigDecimal.valueOf(d.getSeconds())
+            .multiply(BigDecimal.valueOf(1000))
+            .add(BigDecimal.valueOf(d.getNano(), 6));
+    return ms.setScale(3, RoundingMode.HALF_UP).stripTrailingZeros().toPlainString();
+  }
+}

@@ -1,0 +1,70 @@
+package dev.confine.cli;
+
+import dev.confine.SandboxException;
+import java.io.InputStream;
+import java.io.OutputStreamWriter;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import picocli.CommandLine;
+
+/** The {@code confine} command: {@code confine exec [OPTIONS] [--] CMD [ARGS...]}. */
+public final class Main {
+  /** What {@code --version} prints. */
+  static final String VERSION = "confine 0.1.0";
+
+  /** The backend of this binary. */
+  static final RunnerFactory BACKEND =
+      (root, maxOutputBytes) -> {
+        throw new SandboxException(
+            SandboxException.Kind.NOT_AVAILABLE,
+            "confine: no backend is built into this binary yet");
+      };
+
+  private Main() {}
+
+  /**
+   * Runs {@code confine} with {@code args} on the process's own streams and exits with its status.
+   *
+   * @param args the command line
+   */
+  public static void main(String[] args) {
+    System.exit(run(args, System.in, System.out, System.err, BACKEND));
+  }
+
+  /**
+   * Runs {@code confine} with {@code args} and returns its exit status: the whole command minus the
+   * process exit, so tests can drive it with their own streams and runner.
+   */
+  static int run(
+      String[] args, InputStream in, PrintStream out, PrintStream err, RunnerFactory factory) {
+    CommandLine cli = new CommandLine(new ConfineCommand());
+    cli.addSubcommand(new CommandLine(new ExecCommand(in, out, err, factory)));
+    // Settings after addSubcommand, since picocli copies them to the subcommands present now.
+    PrintWriter outWriter = utf8(out);
+    PrintWriter errWriter = utf8(err);
+    cli.setOut(outWriter);
+    cli.setErr(errWriter);
+    // "@file" is an argument like any other for CMD; picocli would read the file instead.
+    cli.setExpandAtFiles(false);
+    cli.setParameterExceptionHandler(new UsageErrorHandler());
+    cli.setExecutionExceptionHandler(
+        (ex, cmd, parseResult) -> {
+          cmd.getErr().println("confine: internal error: " + ex);
+          cmd.getErr().flush();
+          return ExitStatus.CONFINE_FAILED;
+        });
+    // Like env and timeout: the first non-option starts CMD, so "confine exec ls -la" works too.
+    cli.getSubcommands().get("exec").setStopAtPositional(true);
+    try {
+      return cli.execute(args);
+    } finally {
+      outWriter.flush();
+      errWriter.flush();
+    }
+  }
+
+  private static PrintWriter utf8(PrintStream stream) {
+    return new PrintWriter(new OutputStreamWriter(stream, StandardCharsets.UTF_8), true);
+  }
+}

@@ -1,0 +1,20 @@
+package dev.confine.cli;
+
+import dev.confine.Runner;
+
+/**
+ * Makes the runner that {@code confine exec} uses, so that tests can hand in a {@code FakeRunner}
+ * where the binary builds the real backend.
+ */
+@FunctionalInterface
+interface RunnerFactory {
+  /**
+   * The runner for one invocation.
+   *
+   * @param root the absolute directory the child is confined to
+   * @param defaultMaxOutputBytes the capture cap per output stream, 0 = the runner's own default
+   * @return the runner
+   * @throws dev.confine.SandboxException when no runner can be made on this host
+   */
+  Runner create(String root, long defaultMaxOutputBytes);
+}

@@ -1,0 +1,512 @@
+package dev.confine.cli;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.confine.EnvPolicy;
+import dev.confine.ExecOptions;
+import dev.confine.ExecRequest;
+import dev.confine.ExecResult;
+import dev.confine.FakeRunner;
+import dev.confine.ResourceLimits;
+import dev.confine.SandboxException;
+import dev.confine.SandboxException.Kind;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
+
+class ExecCommandTest {
+  private final FakeRunner fake = new FakeRunner();
+  private String factoryRoot;
+  private long factoryMaxOutput = -1;
+
+  /** What one run of the CLI did. */
+  private record Run(int status, byte[] out, String err) {
+    String outText() {
+      return new String(out, UTF_8);
+    }
+  }
+
+  private Run run(String... args) {
+    return run(new byte[0], args);
+  }
+
+  private Run run(byte[] stdin, String... args) {
+    return run(
+        (root, max) -> {
+          factoryRoot = root;
+          factoryMaxOutput = max;
+          return fake;
+        },
+        stdin,
+        args);
+  }
+
+  private static Run run(RunnerFactory factory, byte[] stdin, String... args) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    int status =
+        Main.run(
+            args,
+            new ByteArrayInputStream(stdin),
+            new PrintStream(out, true, UTF_8),
+            new PrintStream(err, true, UTF_8),
+            factory);
+    return new Run(status, out.toByteArray(), err.toString(UTF_8));
+  }
+
+  // ---- options into ExecOptions ----
+
+  @Test
+  void everyOptionMapsIntoExecOptions(@TempDir Path tmp) throws IOException {
+    Path input = tmp.resolve("in.bin");
+    byte[] bytes = {0, 1, (byte) 0xff, '\n'};
+    Files.write(input, bytes);
+
+    Run r =
+        run(
+            "exec",
+            "--root",
+            "/srv/work",
+            "-C",
+            "sub/dir",
+            "--timeout",
+            "1m30s",
+            "--env-allow",
+            "PATH",
+            "--env-allow=HOME",
+            "--env",
+            "A=1",
+            "--env",
+            "B=x=y",
+            "--stdin-file",
+            input.toString(),
+            "--max-output",
+            "64k",
+            "--memory",
+            "1.5GiB",
+            "--cpu-millicores",
+            "500",
+            "--max-processes",
+            "32",
+            "--",
+            "make",
+            "test");
+
+    assertThat(r.status()).isZero();
+    Map<String, String> inject = new LinkedHashMap<>();
+    inject.put("A", "1");
+    inject.put("B", "x=y");
+    ExecOptions expected =
+        ExecOptions.builder()
+            .workDir("sub/dir")
+            .stdin(bytes)
+            .timeout(Duration.ofSeconds(90))
+            .env(EnvPolicy.allow("PATH", "HOME").withInject(inject))
+            .resources(
+                ResourceLimits.builder()
+                    .maxOutputBytes(65536)
+                    .memoryBytes(1610612736L)
+                    .cpuMillicores(500)
+                    .maxProcesses(32)
+                    .build())
+            .build();
+    assertThat(fake.lastRequest()).isEqualTo(ExecRequest.of("make", List.of("test"), expected));
+    assertThat(fake.callCount()).isEqualTo(1);
+    assertThat(factoryRoot).isEqualTo("/srv/work");
+    assertThat(factoryMaxOutput).isEqualTo(65536);
+  }
+
+  @Test
+  void withoutOptionsTheDefaultsApplyAndTheRootIsTheCurrentDirectory() {
+    Run r = run("exec", "true");
+    assertThat(r.status()).isZero();
+    assertThat(fake.lastRequest()).isEqualTo(ExecRequest.of("true", List.of(), null));
+    ExecOptions options = fake.lastRequest().options();
+    assertThat(options.stdin()).isNull(); // the child reads end of file, not our stdin
+    assertThat(options.env().inheritsAll()).isTrue();
+    assertThat(factoryRoot).isEqualTo(Path.of("").toAbsolutePath().toString());
+    assertThat(factoryMaxOutput).isZero();
+  }
+
+  @Test
+  void aRelativeRootIsMadeAbsolute() {
+    run("exec", "--root", "some/dir", "true");
+    assertThat(factoryRoot).isEqualTo(Path.of("some/dir").toAbsolutePath().toString());
+  }
+
+  @Test
+  void clearEnvInheritsNothing() {
+    run("exec", "--clear-env", "--env", "X=1", "--", "env");
+    assertThat(fake.lastRequest().options().env())
+        .isEqualTo(new EnvPolicy(List.of(), Map.of("X", "1")));
+  }
+
+  @Test
+  void clearEnvWithAnAllowListIsJustTheList() {
+    run("exec", "--clear-env", "--env-allow", "PATH", "--", "env");
+    assertThat(fake.lastRequest().options().env()).isEqualTo(EnvPolicy.allow("PATH"));
+    run("exec", "--env-allow", "PATH", "--clear-env", "--", "env");
+    assertThat(fake.lastRequest().options().env()).isEqualTo(EnvPolicy.allow("PATH"));
+  }
+
+  @Test
+  void theLastEnvAssignmentWinsAndEmptyValuesAreKept() {
+    run("exec", "--env", "A=1", "--env", "B=", "--env", "A=2", "--", "env");
+    EnvPolicy env = fake.lastRequest().options().env();
+    assertThat(env.allow()).isNull();
+    assertThat(env.inject()).containsExactly(Map.entry("B", ""), Map.entry("A", "2"));
+  }
+
+  @Test
+  void timeoutZeroMeansNone() {
+    run("exec", "--timeout", "0", "--", "true");
+    assertThat(fake.lastRequest().options().hasTimeout()).isFalse();
+  }
+
+  @Test
+  void stdinFileDashReadsOurOwnStdinFully() {
+    byte[] bytes = {'h', 'i', 0, (byte) 0x80};
+    run(bytes, "exec", "--stdin-file", "-", "--", "cat");
+    assertThat(fake.lastRequest().options().stdin()).isEqualTo(bytes);
+  }
+
+  @Test
+  void anEmptyStdinFileIsAnEmptyPipeNotNoStdin(@TempDir Path tmp) throws IOException {
+    Path empty = Files.createFile(tmp.resolve("empty"));
+    run("exec", "--stdin-file", empty.toString(), "--", "cat");
+    assertThat(fake.lastRequest().options().stdinLength()).isZero();
+  }
+
+  // ---- argument separation ----
+
+  @Test
+  void doubleDashSeparatesTheCommandFromOurOptions() {
+    run("exec", "--", "ls", "-la");
+    assertThat(fake.lastRequest().command()).isEqualTo("ls");
+    assertThat(fake.lastRequest().args()).containsExactly("-la");
+  }
+
+  @Test
+  void argumentsThatLookLikeOptionsAfterTheCommandPassVerbatim() {
+    List<String> tail =
+        List.of("--json", "--root", "/", "-C", "x", "--", "--help", "@/etc/passwd", "-");
+    String[] args =
+        Stream.concat(Stream.of("exec", "--timeout", "5s", "--", "grep"), tail.stream())
+            .toArray(String[]::new);
+    Run r = run(args);
+    assertThat(r.status()).isZero();
+    assertThat(r.out()).isEmpty(); // --json went to grep, not to us
+    assertThat(fake.lastRequest().command()).isEqualTo("grep");
+    assertThat(fake.lastRequest().args()).isEqualTo(tail);
+    assertThat(factoryRoot).isNotEqualTo("/");
+  }
+
+  @Test
+  void theCommandEndsOurOptionsEvenWithoutDoubleDash() {
+    run("exec", "--clear-env", "ls", "-la", "--json", "--", "x");
+    assertThat(fake.lastRequest().command()).isEqualTo("ls");
+    assertThat(fake.lastRequest().args()).containsExactly("-la", "--json", "--", "x");
+    assertThat(fake.lastRequest().options().env()).isEqualTo(EnvPolicy.none());
+  }
+
+  @Test
+  void atFilesAreNotExpanded() {
+    run("exec", "cat", "@/etc/hostname");
+    assertThat(fake.lastRequest().args()).containsExactly("@/etc/hostname");
+  }
+
+  // ---- plain output and exit status ----
+
+  @Test
+  void theChildsExitCodePassesThrough() {
+    fake.enqueue(ExecResult.ofExit(3));
+    assertThat(run("exec", "false").status()).isEqualTo(3);
+  }
+
+  @Test
+  void aSignalledChildGives128PlusTheSignal() {
+    fake.enqueue(ExecResult.builder().signal(9).build());
+    fake.enqueue(ExecResult.builder().signal(15).build());
+    assertThat(run("exec", "sleep", "9").status()).isEqualTo(137);
+    assertThat(run("exec", "sleep", "9").status()).isEqualTo(143);
+  }
+
+  @Test
+  void outputBytesAreWrittenRawToTheMatchingStream() {
+    byte[] stdout = {'a', 0, (byte) 0xff, (byte) 0xc3, '\r', '\n'};
+    byte[] stderr = {(byte) 0xfe, 'e', '\n'};
+    fake.enqueue(ExecResult.builder().exitCode(1).stdout(stdout).stderr(stderr).build());
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    int status =
+        Main.run(
+            new String[] {"exec", "x"},
+            new ByteArrayInputStream(new byte[0]),
+            new PrintStream(out),
+            new PrintStream(err),
+            (root, max) -> fake);
+    assertThat(status).isEqualTo(1);
+    assertThat(out.toByteArray()).isEqualTo(stdout);
+    assertThat(err.toByteArray()).isEqualTo(stderr);
+  }
+
+  @Test
+  void truncationIsNotedOnStderrAfterTheOutput() {
+    fake.enqueue(
+        ExecResult.of(0, "12345", "ab").toBuilder()
+            .stdoutTruncated(true)
+            .stderrTruncated(true)
+            .build());
+    Run r = run("exec", "--max-output", "5", "yes");
+    assertThat(r.status()).isZero();
+    assertThat(r.outText()).isEqualTo("12345");
+    assertThat(r.err())
+        .isEqualTo(
+            "ab"
+                + "confine: stdout truncated at 5 bytes\n"
+                + "confine: stderr truncated at 2 bytes\n");
+  }
+
+  static Stream<Arguments> statusOfEachKind() {
+    return EnumSet.allOf(Kind.class).stream()
+        .map(
+            k ->
+                Arguments.of(
+                    k,
+                    switch (k) {
+                      case TIMEOUT -> 124;
+                      case NOT_FOUND -> 127;
+                      case FORBIDDEN -> 126;
+                      default -> 125;
+                    }));
+  }
+
+  @ParameterizedTest
+  @MethodSource("statusOfEachKind")
+  void eachErrorKindHasItsStatusAndOneMessageLine(Kind kind, int status) {
+    fake.enqueueFailure(new SandboxException(kind, "sandbox: it went wrong"));
+    Run r = run("exec", "cmd");
+    assertThat(r.status()).isEqualTo(status);
+    assertThat(r.out()).isEmpty();
+    assertThat(r.err()).isEqualTo("confine: sandbox: it went wrong\n");
+  }
+
+  @ParameterizedTest
+  @EnumSource(
+      value = Kind.class,
+      names = {"TIMEOUT", "BUDGET_EXCEEDED", "ABORTED"})
+  void partialOutputIsWrittenBeforeTheErrorMessage(Kind kind) {
+    ExecResult partial =
+        ExecResult.builder()
+            .signal(9)
+            .stdout("partial".getBytes(UTF_8))
+            .stderr("warn\n".getBytes(UTF_8))
+            .stdoutTruncated(true)
+            .build();
+    fake.enqueueFailure(new SandboxException(kind, "sandbox: stopped", null, partial));
+    Run r = run("exec", "--timeout", "1s", "slow");
+    assertThat(r.status()).isEqualTo(kind == Kind.TIMEOUT ? 124 : 125);
+    assertThat(r.outText()).isEqualTo("partial");
+    assertThat(r.err())
+        .isEqualTo("warn\nconfine: stdout truncated at 7 bytes\nconfine: sandbox: stopped\n");
+  }
+
+  @Test
+  void theBuiltInBackendIsNotAvailableYet() {
+    Run r = run(Main.BACKEND, new byte[0], "exec", "--", "true");
+    assertThat(r.status()).isEqualTo(125);
+    assertThat(r.out()).isEmpty();
+    assertThat(r.err()).isEqualTo("confine: no backend is built into this binary yet\n");
+  }
+
+  @Test
+  void aRunnerBugIsAnInternalErrorWithoutAStackTrace() {
+    fake.enqueueFailure(new IllegalStateException("boom"));
+    Run r = run("exec", "x");
+    assertThat(r.status()).isEqualTo(125);
+    assertThat(r.err())
+        .isEqualTo("confine: internal error: java.lang.IllegalStateException: boom\n");
+  }
+
+  @Test
+  void anEmptyCommandIsRefusedByTheRunner() {
+    Run r = run("exec", "--", "");
+    assertThat(r.status()).isEqualTo(125);
+    assertThat(r.err()).startsWith("confine: sandbox: command must not be empty");
+  }
+
+  // ---- --json ----
+
+  @Test
+  void jsonOfASuccess() {
+    fake.enqueue(
+        ExecResult.of(3, "out \"q\"\n", "err\t\u0001").toBuilder()
+            .wallTime(Duration.ofNanos(12_345_678))
+            .build());
+    Run r = run("exec", "--json", "--", "x");
+    assertThat(r.status()).isZero();
+    assertThat(r.err()).isEmpty();
+    assertThat(r.outText())
+        .isEqualTo(
+            "{\"exit_code\":3,\"signal\":null,\"stdout\":\"out \\\"q\\\"\\n\","
+                + "\"stderr\":\"err\\t\\u0001\",\"stdout_truncated\":false,"
+                + "\"stderr_truncated\":false,\"wall_ms\":12.346,\"error\":null}\n");
+  }
+
+  @Test
+  void jsonOfAnErrorWithAPartialResult() {
+    ExecResult partial =
+        ExecResult.builder()
+            .signal(9)
+            .stdout("so far".getBytes(UTF_8))
+            .wallTime(Duration.ofSeconds(1))
+            .build();
+    fake.enqueueFailure(new SandboxException(Kind.TIMEOUT, "sandbox: timed out", null, partial));
+    Run r = run("exec", "--json", "--timeout", "1s", "--", "sleep", "10");
+    assertThat(r.status()).isZero();
+    assertThat(r.err()).isEmpty();
+    assertThat(r.outText())
+        .isEqualTo(
+            "{\"exit_code\":-1,\"signal\":9,\"stdout\":\"so far\",\"stderr\":\"\","
+                + "\"stdout_truncated\":false,\"stderr_truncated\":false,\"wall_ms\":1000,"
+                + "\"error\":{\"kind\":\"TIMEOUT\",\"message\":\"sandbox: timed out\"}}\n");
+  }
+
+  @Test
+  void jsonOfAnErrorBeforeStart() {
+    Run r = run(Main.BACKEND, new byte[0], "exec", "--json", "--", "true");
+    assertThat(r.status()).isZero();
+    assertThat(r.err()).isEmpty();
+    assertThat(r.outText())
+        .isEqualTo(
+            "{\"exit_code\":-1,\"signal\":null,\"stdout\":\"\",\"stderr\":\"\","
+                + "\"stdout_truncated\":false,\"stderr_truncated\":false,\"wall_ms\":0,"
+                + "\"error\":{\"kind\":\"NOT_AVAILABLE\","
+                + "\"message\":\"confine: no backend is built into this binary yet\"}}\n");
+  }
+
+  @Test
+  void jsonDoesNotPrintTruncationNotes() {
+    fake.enqueue(ExecResult.builder().signal(6).stdoutTruncated(true).build());
+    Run r = run("exec", "--json", "x");
+    assertThat(r.status()).isZero();
+    assertThat(r.err()).isEmpty();
+    assertThat(r.outText()).contains("\"signal\":6").contains("\"stdout_truncated\":true");
+  }
+
+  // ---- usage errors ----
+
+  static Stream<Arguments> usageErrors() {
+    return Stream.of(
+        Arguments.of(List.of("exec", "--bogus", "--", "true"), "unknown option: '--bogus'"),
+        Arguments.of(List.of("exec", "-x", "true"), "unknown option: '-x'"),
+        Arguments.of(
+            List.of("exec", "--timeout", "5x", "--", "true"),
+            "invalid value for option '--timeout': unknown unit \"x\" in duration \"5x\""),
+        Arguments.of(List.of("exec", "--timeout", "5", "true"), "missing unit in duration \"5\""),
+        Arguments.of(
+            List.of("exec", "--timeout", "-1s", "true"), "duration \"-1s\" must not be negative"),
+        Arguments.of(
+            List.of("exec", "--timeout", "1e3s", "true"), "unknown unit \"e\" in duration"),
+        Arguments.of(List.of("exec", "--timeout"), "missing required parameter for option"),
+        Arguments.of(
+            List.of("exec", "--max-output", "1x", "true"),
+            "invalid value for option '--max-output': unknown unit \"x\""),
+        Arguments.of(
+            List.of("exec", "--max-output", "-1", "true"), "size \"-1\" must not be negative"),
+        Arguments.of(List.of("exec", "--memory", "lots", "true"), "invalid size \"lots\""),
+        Arguments.of(
+            List.of("exec", "--cpu-millicores", "-5", "true"), "\"-5\" must not be negative"),
+        Arguments.of(
+            List.of("exec", "--max-processes", "many", "true"), "\"many\" is not a whole number"),
+        Arguments.of(List.of("exec"), "missing required parameter: 'CMD'"),
+        Arguments.of(List.of("exec", "--"), "missing required parameter: 'CMD'"),
+        Arguments.of(List.of("exec", "--json", "--clear-env"), "missing required parameter"),
+        Arguments.of(
+            List.of("exec", "--env", "FOO", "--", "true"),
+            "--env \"FOO\" is not of the form NAME=VALUE"),
+        Arguments.of(
+            List.of("exec", "--env", "=x", "--", "true"), "--env \"=x\" has an empty NAME"),
+        Arguments.of(
+            List.of("exec", "--json", "--stdin-file", "/no/such/file", "--", "cat"),
+            "cannot read --stdin-file \"/no/such/file\": no such file"));
+  }
+
+  @ParameterizedTest
+  @MethodSource("usageErrors")
+  void usageErrorsAreOneLineAndAHintWithStatus2(List<String> args, String message) {
+    Run r = run(args.toArray(String[]::new));
+    assertThat(r.status()).isEqualTo(2);
+    assertThat(r.out()).isEmpty();
+    assertThat(r.err().lines().toList())
+        .hasSize(2)
+        .satisfies(
+            lines -> {
+              assertThat(lines.get(0)).startsWith("confine: ").contains(message);
+              assertThat(lines.get(1)).isEqualTo("Try 'confine exec --help'.");
+            });
+    assertThat(r.err()).doesNotContain("Exception").doesNotContain("\tat ");
+    assertThat(fake.callCount()).isZero();
+  }
+
+  @Test
+  void noSubcommandPrintsTheUsageWithStatus2() {
+    Run r = run();
+    assertThat(r.status()).isEqualTo(2);
+    assertThat(r.out()).isEmpty();
+    assertThat(r.err()).startsWith("Usage: confine").contains("exec");
+  }
+
+  @Test
+  void anUnknownSubcommandIsAUsageError() {
+    Run r = run("frobnicate", "x");
+    assertThat(r.status()).isEqualTo(2);
+    assertThat(r.err()).isEqualTo("confine: unknown command 'frobnicate'\nTry 'confine --help'.\n");
+  }
+
+  @Test
+  void anUnknownTopLevelOptionIsAUsageError() {
+    Run r = run("--bogus");
+    assertThat(r.status()).isEqualTo(2);
+    assertThat(r.err()).isEqualTo("confine: unknown option: '--bogus'\nTry 'confine --help'.\n");
+  }
+
+  // ---- help and version ----
+
+  @Test
+  void helpAndVersion() {
+    Run top = run("--help");
+    assertThat(top.status()).isZero();
+    assertThat(top.outText()).startsWith("Usage: confine").contains("exec");
+
+    Run exec = run("exec", "--help");
+    assertThat(exec.status()).isZero();
+    assertThat(exec.outText())
+        .startsWith("Usage: confine exec [OPTIONS] [--] CMD [ARGS...]")
+        .contains("--stdin-file")
+        .contains("stdin is empty")
+        .contains("124")
+        .contains("--json");
+    assertThat(fake.callCount()).isZero();
+
+    assertThat(run("--version").outText()).isEqualTo("confine 0.1.0\n");
+    assertThat(run("exec", "--version").outText()).isEqualTo("confine 0.1.0\n");
+    assertThat(run("-V").status()).isZero();
+  }
+}
