@@ -1,6 +1,6 @@
 package dev.confine.cli;
 
-import dev.confine.SandboxException;
+import dev.confine.local.LocalRunner;
 import java.io.InputStream;
 import java.io.OutputStreamWriter;
 import java.io.PrintStream;
@@ -13,12 +13,17 @@ public final class Main {
   /** What {@code --version} prints. */
   static final String VERSION = "confine 0.1.0";
 
-  /** The backend of this binary. */
+  /**
+   * The backend of this binary: a {@link LocalRunner}. A default cap of zero or less keeps the
+   * runner's own default (10 MiB).
+   */
   static final RunnerFactory BACKEND =
       (root, maxOutputBytes) -> {
-        throw new SandboxException(
-            SandboxException.Kind.NOT_AVAILABLE,
-            "confine: no backend is built into this binary yet");
+        LocalRunner.Builder b = LocalRunner.builder(root);
+        if (maxOutputBytes > 0) {
+          b.maxOutputBytes(maxOutputBytes);
+        }
+        return b.build();
       };
 
   private Main() {}

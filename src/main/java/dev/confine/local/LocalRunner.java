@@ -182,7 +182,11 @@ public final class LocalRunner implements Runner, EnforcementReporter {
       case TIMED_OUT ->
           throw new SandboxException(
               Kind.TIMEOUT,
-              "sandbox: exec " + cmd + ": deadline exceeded (timeout " + opts.timeout() + ")",
+              "sandbox: exec "
+                  + cmd
+                  + ": deadline exceeded (timeout "
+                  + format(opts.timeout())
+                  + ")",
               null,
               result);
       case INTERRUPTED ->
@@ -200,6 +204,15 @@ public final class LocalRunner implements Runner, EnforcementReporter {
       }
     }
     throw new AssertionError(done.ending());
+  }
+
+  /** {@code 1.5s}, {@code 250ms}: readable in a message, unlike ISO-8601's PT0.25S. */
+  static String format(Duration d) {
+    long ms = d.toMillis();
+    if (ms % 1000 == 0) {
+      return ms / 1000 + "s";
+    }
+    return ms >= 1000 ? ms / 1000.0 + "s" : ms + "ms";
   }
 
   private List<String> hostEntries() {
