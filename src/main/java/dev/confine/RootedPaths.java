@@ -1,6 +1,7 @@
 package dev.confine;
 
 import java.io.IOException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
@@ -39,8 +40,8 @@ public final class RootedPaths {
    * appended lexically, as the kernel would see it once the rest is created. Dangling symlinks are
    * followed through their target text; {@code ..} after a symlink refers to the target's parent.
    *
-   * @throws IOException when a component cannot be examined (permission denied, say) or symlinks
-   *     loop
+   * @throws IOException when a component cannot be examined (permission denied, say), a component
+   *     after an existing non-directory follows (ENOTDIR), or symlinks loop
    */
   public static Path resolveExistingPrefix(Path path) throws IOException {
     if (!path.isAbsolute()) {
@@ -49,10 +50,16 @@ public final class RootedPaths {
     Deque<String> todo = new ArrayDeque<>();
     pushComponents(todo, path);
     Path current = path.getRoot();
+    // Whether current (when it exists) is a directory: the JDK reports ENOTDIR as
+    // NoSuchFileException, but a path through a regular file can never be created.
+    boolean currentIsDir = true;
     boolean missing = false;
     int links = 0;
     while (!todo.isEmpty()) {
       String name = todo.pop();
+      if (!missing && !currentIsDir) {
+        throw new FileSystemException(current.resolve(name).toString(), null, "Not a directory");
+      }
       if (name.equals(".")) {
         continue;
       }
@@ -85,6 +92,7 @@ public final class RootedPaths {
         continue;
       }
       current = next;
+      currentIsDir = attrs.isDirectory();
     }
     return current;
   }
