@@ -4,53 +4,53 @@ import java.util.BitSet;
 
 /**
  * A shell glob over one path element, with the rules of Go's {@code path.Match}: {@code *} matches
- * any run of characters other than '/', {@code ?} one such character, {@code [...]} a class ({@code
- * [^...]} negated, {@code a-z} ranges, {@code \} escapes), {@code \x} the character x. The whole
- * name must match. A malformed pattern never matches anything.
+ * any run of characters other than '/', {@code ?} one such character, {@code [...]} one character
+ * of a class ({@code [^...]} negated, {@code a-z} ranges, {@code \} escapes; a class may match '/',
+ * and a reversed range such as {@code z-a} matches nothing), {@code \x} the character x. The whole
+ * name must match; characters are Unicode code points. A malformed pattern never matches.
  */
 final class GlobPattern {
-  private final String pattern;
+  private final String text;
+  private final int[] pattern;
   private final boolean wellFormed;
 
   GlobPattern(String pattern) {
-    this.pattern = pattern;
-    this.wellFormed = pattern != null && checkSyntax(pattern);
+    this.text = pattern;
+    this.pattern = pattern == null ? new int[0] : pattern.codePoints().toArray();
+    this.wellFormed = pattern != null && checkSyntax(this.pattern);
   }
 
   boolean matches(String name) {
-    return wellFormed && match(0, name, 0, new BitSet());
+    return wellFormed && match(0, name.codePoints().toArray(), 0, new BitSet());
   }
 
   // failed holds the (pattern, input) positions already known not to match after a star, which
-  // keeps patterns with several stars linear in the input instead of exponential.
-  private boolean match(int p, String s, int i, BitSet failed) {
-    while (p < pattern.length()) {
-      char c = pattern.charAt(p);
+  // keeps patterns with several stars polynomial in the input instead of exponential.
+  private boolean match(int p, int[] s, int i, BitSet failed) {
+    while (p < pattern.length) {
+      int c = pattern[p];
       if (c == '*') {
-        while (p < pattern.length() && pattern.charAt(p) == '*') {
+        while (p < pattern.length && pattern[p] == '*') {
           p++;
         }
-        if (p == pattern.length()) {
-          return s.indexOf('/', i) < 0;
-        }
-        for (int j = i; j <= s.length(); j++) {
-          int key = p * (s.length() + 1) + j;
+        for (int j = i; j <= s.length; j++) {
+          int key = p * (s.length + 1) + j;
           if (!failed.get(key)) {
             if (match(p, s, j, failed)) {
               return true;
             }
             failed.set(key);
           }
-          if (j < s.length() && s.charAt(j) == '/') {
+          if (j < s.length && s[j] == '/') {
             return false;
           }
         }
         return false;
       }
-      if (i >= s.length()) {
+      if (i >= s.length) {
         return false;
       }
-      char ch = s.charAt(i);
+      int ch = s[i];
       switch (c) {
         case '?' -> {
           if (ch == '/') {
@@ -60,13 +60,13 @@ final class GlobPattern {
         }
         case '[' -> {
           int end = classEnd(p);
-          if (ch == '/' || !classMatches(p + 1, end, ch)) {
+          if (!classMatches(p + 1, end, ch)) {
             return false;
           }
           p = end + 1;
         }
         case '\\' -> {
-          if (pattern.charAt(p + 1) != ch) {
+          if (pattern[p + 1] != ch) {
             return false;
           }
           p += 2;
@@ -80,42 +80,36 @@ final class GlobPattern {
       }
       i++;
     }
-    return i == s.length();
+    return i == s.length;
   }
 
   /** Index of the ']' closing the class that opens at {@code open}; the syntax is known good. */
   private int classEnd(int open) {
     int q = open + 1;
-    if (q < pattern.length() && pattern.charAt(q) == '^') {
+    if (pattern[q] == '^') {
       q++;
     }
-    while (pattern.charAt(q) != ']') {
-      if (pattern.charAt(q) == '\\') {
+    do {
+      if (pattern[q] == '\\') {
         q++;
       }
       q++;
-    }
+    } while (pattern[q] != ']');
     return q;
   }
 
-  private boolean classMatches(int from, int end, char ch) {
-    boolean negated = pattern.charAt(from) == '^';
+  private boolean classMatches(int from, int end, int ch) {
+    boolean negated = pattern[from] == '^';
     int q = negated ? from + 1 : from;
     boolean hit = false;
     while (q < end) {
-      char lo = pattern.charAt(q);
-      if (lo == '\\') {
-        lo = pattern.charAt(++q);
-      }
+      int lo = pattern[q] == '\\' ? pattern[++q] : pattern[q];
       q++;
-      char hi = lo;
-      if (q + 1 < end && pattern.charAt(q) == '-') {
-        hi = pattern.charAt(q + 1);
-        if (hi == '\\') {
-          hi = pattern.charAt(q + 2);
-          q++;
-        }
-        q += 2;
+      int hi = lo;
+      if (pattern[q] == '-') {
+        q++;
+        hi = pattern[q] == '\\' ? pattern[++q] : pattern[q];
+        q++;
       }
       if (lo <= ch && ch <= hi) {
         hit = true;
@@ -124,60 +118,38 @@ final class GlobPattern {
     return hit != negated;
   }
 
-  /** Go's path.Match syntax: classes closed and non-empty, ranges ordered, no trailing '\'. */
-  private static boolean checkSyntax(String p) {
+  /** Go's path.Match syntax: classes closed and non-empty, no bare '-' or ']', no trailing '\'. */
+  private static boolean checkSyntax(int[] p) {
     int i = 0;
-    while (i < p.length()) {
-      char c = p.charAt(i);
-      if (c == '\\') {
-        if (i + 1 >= p.length()) {
+    while (i < p.length) {
+      if (p[i] == '\\') {
+        if (i + 1 >= p.length) {
           return false;
         }
         i += 2;
-      } else if (c == '[') {
+      } else if (p[i] == '[') {
         i++;
-        if (i < p.length() && p.charAt(i) == '^') {
+        if (i < p.length && p[i] == '^') {
           i++;
         }
         int items = 0;
         while (true) {
-          if (i >= p.length()) {
+          if (i >= p.length) {
             return false;
           }
-          char lo = p.charAt(i);
-          if (lo == ']' && items > 0) {
+          if (p[i] == ']' && items > 0) {
             i++;
             break;
           }
-          if (lo == '-' || lo == ']') {
+          i = classItemEnd(p, i);
+          if (i < 0) {
             return false;
           }
-          if (lo == '\\') {
-            if (++i >= p.length()) {
+          if (i < p.length && p[i] == '-') {
+            i = classItemEnd(p, i + 1);
+            if (i < 0) {
               return false;
             }
-            lo = p.charAt(i);
-          }
-          i++;
-          if (i < p.length() && p.charAt(i) == '-') {
-            i++;
-            if (i >= p.length()) {
-              return false;
-            }
-            char hi = p.charAt(i);
-            if (hi == ']' || hi == '-') {
-              return false;
-            }
-            if (hi == '\\') {
-              if (++i >= p.length()) {
-                return false;
-              }
-              hi = p.charAt(i);
-            }
-            if (hi < lo) {
-              return false;
-            }
-            i++;
           }
           items++;
         }
@@ -188,8 +160,22 @@ final class GlobPattern {
     return true;
   }
 
+  /** The index after one class character at {@code i}, or -1 when there is none (Go's getEsc). */
+  private static int classItemEnd(int[] p, int i) {
+    if (i >= p.length || p[i] == '-' || p[i] == ']') {
+      return -1;
+    }
+    if (p[i] == '\\') {
+      i++;
+      if (i >= p.length) {
+        return -1;
+      }
+    }
+    return i + 1;
+  }
+
   @Override
   public String toString() {
-    return pattern;
+    return text;
   }
 }

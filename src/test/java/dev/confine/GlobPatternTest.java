@@ -104,13 +104,37 @@ class GlobPatternTest {
           a*b  | a/b
           ?    | /
           a?b  | a/b
-          [/]  | /
-          [^a] | /
+          """)
+  void wildcardsNeverMatchSlash(String pattern, String name) {
+    assertThat(matches(pattern, name)).isFalse();
+  }
+
+  @ParameterizedTest(name = "{0} matches {1}")
+  @CsvSource(
+      delimiter = '|',
+      textBlock =
+          """
+          [/]   | /
+          [^a]  | /
           [!-0] | /
           """)
-  void wildcardsAndClassesNeverMatchSlash(String pattern, String name) {
-    // Note: Go's path.Match lets a class match '/' ("[^a]" matches "/"); here classes never do.
-    assertThat(matches(pattern, name)).isFalse();
+  void classesMayMatchSlashAsInGo(String pattern, String name) {
+    assertThat(matches(pattern, name)).isTrue();
+  }
+
+  @Test
+  void reversedRangesAreValidAndMatchNothingAsInGo() {
+    assertThat(matches("[z-a]", "m")).isFalse();
+    assertThat(matches("[z-a]", "z")).isFalse();
+    assertThat(matches("[^z-a]", "m")).isTrue();
+    assertThat(matches("x[z-a]", "x")).isFalse();
+  }
+
+  @Test
+  void charactersAreCodePoints() {
+    assertThat(matches("?", "\uD83D\uDE00")).isTrue();
+    assertThat(matches("[\uD83D\uDE00]", "\uD83D\uDE00")).isTrue();
+    assertThat(matches("a?c", "a\u00e9c")).isTrue();
   }
 
   @Test
@@ -124,8 +148,8 @@ class GlobPatternTest {
   @ParameterizedTest(name = "malformed {0}")
   @ValueSource(
       strings = {
-        "[", "[a", "[]", "[-a]", "[a-]", "[z-a]", "\\", "[^]", "[^", "a[", "*[", "[a-b-c]", "[a--]",
-        "[\\", "[a-\\", "rm\\", "[]a]", "x[^]", "[^]]", "*\\"
+        "[", "[a", "[]", "[-a]", "[a-]", "\\", "[^]", "[^", "a[", "*[", "[a-b-c]", "[a--]", "[\\",
+        "[a-\\", "rm\\", "[]a]", "x[^]", "[^]]", "*\\"
       })
   void malformedPatternsNeverMatch(String pattern) {
     GlobPattern glob = new GlobPattern(pattern);
