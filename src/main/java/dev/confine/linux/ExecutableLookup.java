@@ -44,13 +44,13 @@ public final class ExecutableLookup {
     if (command.indexOf('/') >= 0) {
       Path p = workDir.resolve(command);
       if (!Files.exists(p)) {
-        return new NotFound(command + ": no such file");
+        return new NotFound("no such file");
       }
       if (Files.isDirectory(p)) {
-        return new NotExecutable(command + ": is a directory");
+        return new NotExecutable("is a directory");
       }
       if (!Files.isExecutable(p)) {
-        return new NotExecutable(command + ": permission denied");
+        return new NotExecutable("permission denied");
       }
       return new Found(command);
     }
@@ -65,6 +65,6 @@ public final class ExecutableLookup {
         }
       }
     }
-    return new NotFound(command + ": executable file not found in $PATH");
+    return new NotFound("executable file not found in $PATH");
   }
 }

@@ -328,11 +328,21 @@ class ExecCommandTest {
   }
 
   @Test
-  void theBuiltInBackendIsNotAvailableYet() {
-    Run r = run(Main.BACKEND, new byte[0], "exec", "--", "true");
-    assertThat(r.status()).isEqualTo(125);
-    assertThat(r.out()).isEmpty();
-    assertThat(r.err()).isEqualTo("confine: no backend is built into this binary yet\n");
+  void theBuiltInBackendRunsRealProcessesWithTheDefaultCap() {
+    Run r =
+        run(Main.BACKEND, new byte[0], "exec", "--", "sh", "-c", "echo out; echo err >&2; exit 3");
+    assertThat(r.status()).isEqualTo(3);
+    assertThat(r.outText()).isEqualTo("out\n");
+    assertThat(r.err()).isEqualTo("err\n");
+    Run big = run(Main.BACKEND, new byte[0], "exec", "--", "head", "-c", "11000000", "/dev/zero");
+    assertThat(big.out()).hasSize(10 << 20);
+    assertThat(big.err()).isEqualTo("confine: stdout truncated at 10485760 bytes\n");
+  }
+
+  @Test
+  void theBuiltInBackendHonoursMaxOutputAsTheRunnerDefault() {
+    Run r = run(Main.BACKEND, new byte[0], "exec", "--max-output", "3", "--", "echo", "hello");
+    assertThat(r.outText()).isEqualTo("hel");
   }
 
   @Test
@@ -390,15 +400,15 @@ class ExecCommandTest {
 
   @Test
   void jsonOfAnErrorBeforeStart() {
-    Run r = run(Main.BACKEND, new byte[0], "exec", "--json", "--", "true");
+    Run r = run(Main.BACKEND, new byte[0], "exec", "--json", "--", "no-such-program-confine");
     assertThat(r.status()).isZero();
     assertThat(r.err()).isEmpty();
     assertThat(r.outText())
         .isEqualTo(
             "{\"exit_code\":-1,\"signal\":null,\"stdout\":\"\",\"stderr\":\"\","
                 + "\"stdout_truncated\":false,\"stderr_truncated\":false,\"wall_ms\":0,"
-                + "\"error\":{\"kind\":\"NOT_AVAILABLE\","
-                + "\"message\":\"confine: no backend is built into this binary yet\"}}\n");
+                + "\"error\":{\"kind\":\"NOT_FOUND\",\"message\":\"sandbox: exec"
+                + " no-such-program-confine: executable file not found in $PATH\"}}\n");
   }
 
   @Test
