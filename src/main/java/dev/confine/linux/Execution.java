@@ -50,8 +50,11 @@ public final class Execution {
   private long stderrToken;
   private long stdinToken = -1;
 
-  private Execution(EventLoop loop, int pid, long cap) {
+  private final TreeGuard guard;
+
+  private Execution(EventLoop loop, int pid, long cap, TreeGuard guard) {
     this.loop = loop;
+    this.guard = guard;
     this.pid = pid;
     this.startNanos = System.nanoTime();
     this.stdout = new CappedBuffer(cap);
@@ -66,9 +69,25 @@ public final class Execution {
    * @throws ErrnoException when the spawn fails
    */
   public static Execution start(SpawnSpec spec, byte[] stdin, long outputCap) {
+    return start(spec, stdin, outputCap, TreeGuard.NONE);
+  }
+
+  /**
+   * Spawns {@code spec} under {@code guard} (a cgroup, the sampler) and starts watching it. The
+   * execution owns the guard from now on and closes it when {@link #runToCompletion} ends; when the
+   * spawn fails the guard is closed before the failure is thrown.
+   */
+  public static Execution start(SpawnSpec spec, byte[] stdin, long outputCap, TreeGuard guard) {
     EventLoop loop = EventLoop.shared();
-    Spawner.Spawned s = Spawner.spawn(spec);
-    Execution e = new Execution(loop, s.pid(), outputCap);
+    Spawner.Spawned s;
+    try {
+      s = guard.spawn(spec);
+    } catch (RuntimeException e) {
+      guard.close();
+      throw e;
+    }
+    guard.started(s.pid());
+    Execution e = new Execution(loop, s.pid(), outputCap, guard);
     Syscalls.setNonBlocking(s.stdoutFd());
     Syscalls.setNonBlocking(s.stderrFd());
     e.stdoutToken = loop.register(s.stdoutFd(), LibC.EPOLLIN(), e.reader(e.stdout));
@@ -313,7 +332,9 @@ public final class Execution {
    *   <li>after the exit, at most {@code drainNanos} for the output pipes to reach end of file; a
    *       background process still holding them then is killed with the rest of the group, and
    *       whatever still holds them after that (a process that left the group) is cut off;
-   *   <li>a group that outlived its leader without holding the pipes is killed as well.
+   *   <li>a group that outlived its leader without holding the pipes is killed as well;
+   *   <li>the guard kills whatever else it holds (a cgroup holds escapees from the group), then is
+   *       closed.
    * </ul>
    *
    * <p>An interrupt is reported as {@link Completion.Ending#INTERRUPTED} with the thread's
@@ -334,6 +355,7 @@ public final class Execution {
     boolean leftovers = false;
     if (ending != Completion.Ending.EXITED) {
       killGroup();
+      guard.killTree();
       awaitExitUninterruptibly(System.nanoTime() + REAP_AFTER_KILL_NANOS);
       awaitOutputClosedUninterruptibly(System.nanoTime() + drainNanos);
     } else {
@@ -347,16 +369,19 @@ public final class Execution {
       }
       // The leader is reaped, so the group's id stays reserved only while members remain: a
       // successful kill means something it started was still running.
-      leftovers = killGroup();
+      leftovers = guard.hasProcesses() | killGroup();
+      guard.killTree();
       if (!drained) {
         awaitOutputClosedUninterruptibly(System.nanoTime() + SETTLE_AFTER_KILL_NANOS);
       }
     }
     closeStreams();
+    guard.close();
     if (ending == Completion.Ending.INTERRUPTED) {
       Thread.currentThread().interrupt();
     }
-    return new Completion(ending, exitStatus(), leftovers);
+    return new Completion(
+        ending, exitStatus(), leftovers, guard.exceeded(), guard.unenforceable(), guard.usage());
   }
 
   /** How the child ended; null until it has been reaped. */

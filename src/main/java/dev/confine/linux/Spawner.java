@@ -5,10 +5,14 @@ import dev.confine.linux.libc.posix_spawn_file_actions_t;
 import dev.confine.linux.libc.posix_spawnattr_t;
 import dev.confine.linux.libc.sigset_t;
 import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * Starts a child with posix_spawn: its own session and process group (SETSID alone: adding
@@ -17,8 +21,36 @@ import java.util.List;
  * sigfillset leaves out glibc's internal signals, which would stay ignored across exec), stdio on
  * fresh O_CLOEXEC pipes, every other fd closed, and the working directory set by a file action.
  */
+@SuppressWarnings("restricted")
 public final class Spawner {
   private static final int SIGSET_BYTES = (int) sigset_t.sizeof();
+
+  // glibc 2.39's <spawn.h>; absent from the 2.36 headers the bindings were generated from.
+  private static final int POSIX_SPAWN_SETCGROUP = 0x100;
+  private static final Optional<MethodHandle> SETCGROUP =
+      Linker.nativeLinker()
+          .defaultLookup()
+          .find("posix_spawnattr_setcgroup_np")
+          .map(
+              addr ->
+                  Linker.nativeLinker()
+                      .downcallHandle(
+                          addr,
+                          FunctionDescriptor.of(
+                              ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT)));
+
+  /** Whether this glibc can spawn straight into a cgroup v2 (glibc 2.39 or newer). */
+  public static boolean canSpawnIntoCgroup() {
+    return SETCGROUP.isPresent();
+  }
+
+  private static int setCgroup(MemorySegment attr, int cgroupFd) {
+    try {
+      return (int) SETCGROUP.orElseThrow().invokeExact(attr, cgroupFd);
+    } catch (Throwable t) {
+      throw new IllegalStateException("posix_spawnattr_setcgroup_np failed", t);
+    }
+  }
 
   private Spawner() {}
 
@@ -31,13 +63,27 @@ public final class Spawner {
    * @throws ErrnoException when a pipe, posix_spawn or pidfd_open fails; the call name says which
    */
   public static Spawned spawn(SpawnSpec spec) {
+    return spawn(spec, -1);
+  }
+
+  /**
+   * Spawns {@code spec} directly into the cgroup v2 directory open at {@code cgroupFd} (clone3 with
+   * CLONE_INTO_CGROUP, through glibc 2.39's posix_spawnattr_setcgroup_np), or as {@link
+   * #spawn(SpawnSpec)} when it is -1.
+   *
+   * @throws IllegalStateException when a cgroup fd is given and this glibc cannot spawn into it
+   */
+  static Spawned spawn(SpawnSpec spec, int cgroupFd) {
+    if (cgroupFd >= 0 && SETCGROUP.isEmpty()) {
+      throw new IllegalStateException("posix_spawnattr_setcgroup_np needs glibc 2.39 or newer");
+    }
     int[] in = spec.pipeStdin() ? Syscalls.pipe2(LibC.O_CLOEXEC()) : null;
     int[] out = null;
     int[] err = null;
     try {
       out = Syscalls.pipe2(LibC.O_CLOEXEC());
       err = Syscalls.pipe2(LibC.O_CLOEXEC());
-      int pid = posixSpawn(spec, in == null ? -1 : in[0], out[1], err[1]);
+      int pid = posixSpawn(spec, in == null ? -1 : in[0], out[1], err[1], cgroupFd);
       closeQuietly(in == null ? -1 : in[0], out[1], err[1]);
       int pidfd = Syscalls.pidfdOpen(pid);
       if (pidfd < 0) {
@@ -61,7 +107,8 @@ public final class Spawner {
     }
   }
 
-  private static int posixSpawn(SpawnSpec spec, int stdinRead, int stdoutWrite, int stderrWrite) {
+  private static int posixSpawn(
+      SpawnSpec spec, int stdinRead, int stdoutWrite, int stderrWrite, int cgroupFd) {
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment attr = posix_spawnattr_t.allocate(arena);
       MemorySegment actions = posix_spawn_file_actions_t.allocate(arena);
@@ -73,12 +120,15 @@ public final class Spawner {
         MemorySegment defaults = arena.allocate(SIGSET_BYTES).fill((byte) 0xff);
         check("posix_spawnattr_setsigmask", LibC.posix_spawnattr_setsigmask(attr, mask));
         check("posix_spawnattr_setsigdefault", LibC.posix_spawnattr_setsigdefault(attr, defaults));
-        short flags =
-            (short)
-                (LibC.POSIX_SPAWN_SETSID()
-                    | LibC.POSIX_SPAWN_SETSIGMASK()
-                    | LibC.POSIX_SPAWN_SETSIGDEF());
-        check("posix_spawnattr_setflags", LibC.posix_spawnattr_setflags(attr, flags));
+        int flags =
+            LibC.POSIX_SPAWN_SETSID()
+                | LibC.POSIX_SPAWN_SETSIGMASK()
+                | LibC.POSIX_SPAWN_SETSIGDEF();
+        if (cgroupFd >= 0) {
+          check("posix_spawnattr_setcgroup_np", setCgroup(attr, cgroupFd));
+          flags |= POSIX_SPAWN_SETCGROUP;
+        }
+        check("posix_spawnattr_setflags", LibC.posix_spawnattr_setflags(attr, (short) flags));
 
         if (stdinRead >= 0) {
           check("adddup2", LibC.posix_spawn_file_actions_adddup2(actions, stdinRead, 0));

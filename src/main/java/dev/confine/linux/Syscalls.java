@@ -55,6 +55,11 @@ final class Syscalls {
       bindVariadic("syscall", FunctionDescriptor.of(LONG, LONG, INT, INT, INT), 1);
   private static final MethodHandle SYSCALL_4 =
       bindVariadic("syscall", FunctionDescriptor.of(LONG, LONG, INT, INT, ADDR, INT), 1);
+  private static final MethodHandle OPEN =
+      bindVariadic("open", FunctionDescriptor.of(INT, ADDR, INT, INT), 2);
+  private static final MethodHandle GETTID =
+      LINKER.downcallHandle(
+          LINKER.defaultLookup().find("gettid").orElseThrow(), FunctionDescriptor.of(INT));
   private static final MethodHandle STRERROR =
       LINKER.downcallHandle(
           LINKER.defaultLookup().find("strerror").orElseThrow(), FunctionDescriptor.of(ADDR, INT));
@@ -247,6 +252,26 @@ final class Syscalls {
               SYSCALL_4.invokeExact(
                   st, (long) LibC.SYS_pidfd_send_signal(), pidfd, signal, MemorySegment.NULL, 0);
       return r < 0 ? -errno(st) : (int) r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /** open(2) of {@code path} with {@code flags} (mode 0): the fd or -errno. */
+  static int open(String path, int flags) {
+    MemorySegment st = STATE.get();
+    try (Arena a = Arena.ofConfined()) {
+      int r = (int) OPEN.invokeExact(st, a.allocateFrom(path), flags, 0);
+      return r < 0 ? -errno(st) : r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /** gettid(2): the calling thread's kernel id. */
+  static int gettid() {
+    try {
+      return (int) GETTID.invokeExact();
     } catch (Throwable t) {
       throw rethrow(t);
     }

@@ -7,16 +7,24 @@ import dev.confine.ExecPolicy;
 import dev.confine.ExecRequest;
 import dev.confine.ExecResult;
 import dev.confine.NetMode;
+import dev.confine.ResourceLimits;
+import dev.confine.ResourceUsage;
 import dev.confine.RootedPaths;
 import dev.confine.Runner;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
+import dev.confine.linux.CgroupGuard;
+import dev.confine.linux.Cgroups;
 import dev.confine.linux.Completion;
+import dev.confine.linux.EngineException;
 import dev.confine.linux.ErrnoException;
 import dev.confine.linux.ExecutableLookup;
 import dev.confine.linux.Execution;
 import dev.confine.linux.NativeAccess;
 import dev.confine.linux.SpawnSpec;
+import dev.confine.linux.TreeGuard;
+import dev.confine.linux.TreeLimits;
+import dev.confine.linux.TreeUsage;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -45,17 +53,33 @@ public final class LocalRunner implements Runner, EnforcementReporter {
   /** How long output may keep flowing after the leader exits (or is killed). */
   public static final Duration DRAIN = Duration.ofSeconds(2);
 
-  private static final Enforcement ENFORCEMENT = Enforcement.builder().envAllowList(true).build();
-
   private final Path root;
   private final long defaultMaxOutputBytes;
   private final Supplier<Map<String, String>> hostEnvironment;
+  private final Cgroups cgroups; // null: no cgroup caps on this host or by choice
+  private final String noCgroupsReason;
+  private final Enforcement enforcement;
 
   private LocalRunner(
-      Path root, long defaultMaxOutputBytes, Supplier<Map<String, String>> hostEnvironment) {
+      Path root,
+      long defaultMaxOutputBytes,
+      Supplier<Map<String, String>> hostEnvironment,
+      Cgroups cgroups,
+      String noCgroupsReason) {
     this.root = root;
     this.defaultMaxOutputBytes = defaultMaxOutputBytes;
     this.hostEnvironment = hostEnvironment;
+    this.cgroups = cgroups;
+    this.noCgroupsReason = noCgroupsReason;
+    this.enforcement =
+        !NativeAccess.isAvailable()
+            ? Enforcement.NONE
+            : Enforcement.builder()
+                .envAllowList(true)
+                .memoryCap(cgroups != null && cgroups.memory().available())
+                .cpuCap(cgroups != null && cgroups.cpuAccounting().available())
+                .pidsCap(cgroups != null && cgroups.pids().available())
+                .build();
   }
 
   /** A runner rooted at {@code rootDir} with the default 10 MiB capture cap. */
@@ -74,12 +98,67 @@ public final class LocalRunner implements Runner, EnforcementReporter {
   }
 
   /**
-   * Environment variables honour the allow-list; nothing else is enforced. On a host where the
-   * engine cannot run, nothing at all ({@link Enforcement#NONE}).
+   * Environment variables honour the allow-list; memory, CPU and process caps hold where the host's
+   * cgroups allow them (see {@link #capabilities()}). On a host where the engine cannot run,
+   * nothing at all ({@link Enforcement#NONE}).
    */
   @Override
   public Enforcement enforcement() {
-    return NativeAccess.isAvailable() ? ENFORCEMENT : Enforcement.NONE;
+    return enforcement;
+  }
+
+  /** Every policy dimension, whether it holds on this host, and by which mechanism or why not. */
+  public List<HostCapability> capabilities() {
+    List<HostCapability> rows = new ArrayList<>();
+    String engine = NativeAccess.unavailabilityCause().orElse(null);
+    rows.add(
+        engine == null
+            ? new HostCapability("spawn", true, "posix_spawn through FFM; pidfd + epoll reaping")
+            : new HostCapability("spawn", false, engine));
+    rows.add(
+        new HostCapability(
+            "env", engine == null, engine == null ? "explicit environment" : engine));
+    for (NetMode m : List.of(NetMode.DENY_ALL, NetMode.ALLOW_LIST, NetMode.PROXY)) {
+      rows.add(
+          new HostCapability(
+              "net " + m.name().toLowerCase(java.util.Locale.ROOT),
+              false,
+              "the local runner has no network isolation; use a confining backend"));
+    }
+    if (cgroups == null) {
+      String why = engine != null ? engine : noCgroupsReason;
+      for (String d : List.of("memory", "cpu", "pids", "tree kill")) {
+        rows.add(new HostCapability(d, false, why));
+      }
+    } else {
+      rows.add(row("memory", cgroups.memory()));
+      Cgroups.Capability cpu = cgroups.cpuAccounting();
+      Cgroups.Capability throttle = cgroups.cpuThrottle();
+      rows.add(
+          new HostCapability(
+              "cpu",
+              cpu.available(),
+              cpu.available()
+                  ? "budget from "
+                      + cpu.detail()
+                      + (throttle.available()
+                          ? "; throttled by " + throttle.detail()
+                          : "; no throttle: " + throttle.detail())
+                  : cpu.detail()));
+      rows.add(row("pids", cgroups.pids()));
+      rows.add(row("tree kill", cgroups.treeKill()));
+    }
+    rows.add(new HostCapability("disk", false, "no quota mechanism"));
+    rows.add(
+        new HostCapability(
+            "filesystem bounds",
+            false,
+            "the local runner does not confine writes; use a confining backend"));
+    return rows;
+  }
+
+  private static HostCapability row(String dimension, Cgroups.Capability c) {
+    return new HostCapability(dimension, c.available(), c.detail());
   }
 
   @Override
@@ -134,18 +213,43 @@ public final class LocalRunner implements Runner, EnforcementReporter {
             ? opts.resources().maxOutputBytes()
             : defaultMaxOutputBytes;
 
+    TreeGuard guard = guardFor(cmd, opts);
     Execution execution;
     try {
       execution =
           Execution.start(
               new SpawnSpec(executable, argv, env, workDir.toString(), opts.hasStdin()),
               opts.stdin(),
-              cap);
+              cap,
+              guard);
     } catch (ErrnoException e) {
       throw spawnFailure(cmd, e);
+    } catch (EngineException e) {
+      throw new SandboxException(Kind.INTERNAL, "sandbox: exec " + cmd + ": " + e.getMessage(), e);
     }
     Completion done = execution.runToCompletion(deadline, DRAIN.toNanos());
     return classify(cmd, opts, execution, done);
+  }
+
+  private TreeGuard guardFor(String cmd, ExecOptions opts) {
+    ResourceLimits r = opts.resources();
+    if (r.memoryBytes() == 0 && r.maxProcesses() == 0 && r.cpuMillicores() == 0) {
+      return TreeGuard.NONE;
+    }
+    long budget = 0;
+    if (r.cpuMillicores() > 0) {
+      // The seed's budget: timeout x millicores / 1000, saturating.
+      double nanos = (double) opts.timeout().toNanos() * r.cpuMillicores() / 1000.0;
+      budget = nanos >= Long.MAX_VALUE ? Long.MAX_VALUE : (long) nanos;
+    }
+    TreeLimits limits =
+        new TreeLimits(r.memoryBytes(), r.maxProcesses(), r.cpuMillicores(), budget);
+    try {
+      return new CgroupGuard(cgroups, limits);
+    } catch (EngineException e) {
+      throw new SandboxException(
+          Kind.NOT_AVAILABLE, "sandbox: exec " + cmd + ": resource caps: " + e.getMessage(), e);
+    }
   }
 
   private static SandboxException spawnFailure(String cmd, ErrnoException e) {
@@ -160,8 +264,17 @@ public final class LocalRunner implements Runner, EnforcementReporter {
 
   private static ExecResult classify(
       String cmd, ExecOptions opts, Execution execution, Completion done) {
+    TreeUsage u = done.usage();
     ExecResult.Builder b =
         ExecResult.builder()
+            .usage(
+                u.equals(TreeUsage.NOT_MEASURED)
+                    ? ResourceUsage.NOT_MEASURED
+                    : new ResourceUsage(
+                        u.peakMemoryBytes(),
+                        u.cpuUserNanos() < 0 ? null : Duration.ofNanos(u.cpuUserNanos()),
+                        u.cpuSystemNanos() < 0 ? null : Duration.ofNanos(u.cpuSystemNanos()),
+                        u.pidsLimitHit()))
             .stdout(execution.stdout())
             .stderr(execution.stderr())
             .stdoutTruncated(execution.stdoutTruncated())
@@ -178,6 +291,23 @@ public final class LocalRunner implements Runner, EnforcementReporter {
       b.exitCode(-1);
     }
     ExecResult result = b.build();
+    if (done.unenforceable() != null) {
+      throw new SandboxException(
+          Kind.NOT_AVAILABLE,
+          "sandbox: resource caps became unenforceable while executing "
+              + cmd
+              + ": "
+              + done.unenforceable().getMessage(),
+          done.unenforceable(),
+          result);
+    }
+    if (done.exceeded() != null) {
+      throw new SandboxException(
+          Kind.BUDGET_EXCEEDED,
+          "sandbox: " + done.exceeded() + " resource cap exceeded while executing " + cmd,
+          null,
+          result);
+    }
     switch (done.ending()) {
       case TIMED_OUT ->
           throw new SandboxException(
@@ -242,6 +372,8 @@ public final class LocalRunner implements Runner, EnforcementReporter {
   public static final class Builder {
     private final String rootDir;
     private long maxOutputBytes = DEFAULT_MAX_OUTPUT_BYTES;
+    private CapsMechanism caps = CapsMechanism.AUTO;
+    private String cgroupParent;
     private Supplier<Map<String, String>> hostEnvironment = System::getenv;
 
     private Builder(String rootDir) {
@@ -254,6 +386,21 @@ public final class LocalRunner implements Runner, EnforcementReporter {
      */
     public Builder maxOutputBytes(long maxOutputBytes) {
       this.maxOutputBytes = maxOutputBytes > 0 ? maxOutputBytes : Long.MAX_VALUE;
+      return this;
+    }
+
+    /** How memory, CPU and process caps are enforced (default {@link CapsMechanism#AUTO}). */
+    public Builder caps(CapsMechanism caps) {
+      this.caps = java.util.Objects.requireNonNull(caps, "caps");
+      return this;
+    }
+
+    /**
+     * A delegated cgroup v2 directory to create per-exec cgroups in, instead of this process's own
+     * cgroup (which, holding the JVM, cannot delegate controllers on pure v2 hosts).
+     */
+    public Builder cgroupParent(String cgroupParent) {
+      this.cgroupParent = cgroupParent;
       return this;
     }
 
@@ -272,7 +419,22 @@ public final class LocalRunner implements Runner, EnforcementReporter {
       if (rootDir == null || rootDir.isEmpty()) {
         throw new SandboxException(Kind.VALIDATION, "sandbox: local runner root must be set");
       }
-      return new LocalRunner(RootedPaths.resolveRoot(rootDir), maxOutputBytes, hostEnvironment);
+      Cgroups cgroups = null;
+      String why = "caps disabled for this runner";
+      if (caps != CapsMechanism.NONE && NativeAccess.isAvailable()) {
+        Cgroups.Result r =
+            Cgroups.probe(
+                switch (caps) {
+                  case CGROUP_V1 -> Cgroups.Version.V1;
+                  case CGROUP_V2 -> Cgroups.Version.V2;
+                  default -> Cgroups.Version.AUTO;
+                },
+                cgroupParent == null ? null : Path.of(cgroupParent));
+        cgroups = r.cgroups();
+        why = r.whyNot();
+      }
+      return new LocalRunner(
+          RootedPaths.resolveRoot(rootDir), maxOutputBytes, hostEnvironment, cgroups, why);
     }
   }
 }

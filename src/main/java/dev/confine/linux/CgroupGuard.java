@@ -1,0 +1,136 @@
+package dev.confine.linux;
+
+import java.io.IOException;
+
+/**
+ * Holds a tree in its own cgroup: the kernel enforces memory and process caps and throttles CPU;
+ * the {@link CapWatch} thread kills the tree when its CPU budget is spent or the OOM killer struck;
+ * killing and leftover detection cover every process in the cgroup, escapees from the process group
+ * included.
+ */
+public final class CgroupGuard implements TreeGuard {
+  private static final int MAX_FAILURES = 3;
+
+  private final Cgroups cgroups;
+  private final TreeCgroup cgroup;
+  private final long cpuBudgetNanos;
+  private final boolean memoryCapped;
+  private final CapWatch.Check check = this::poll;
+  private volatile String exceeded;
+  private volatile Throwable unenforceable;
+  private int failures;
+  private TreeUsage finalUsage;
+  private boolean closed;
+
+  /**
+   * Creates the tree's cgroup with {@code limits}.
+   *
+   * @throws EngineException when the cgroup cannot be created
+   */
+  public CgroupGuard(Cgroups cgroups, TreeLimits limits) {
+    this.cgroups = cgroups;
+    this.cpuBudgetNanos = limits.cpuBudgetNanos();
+    this.memoryCapped = limits.memoryBytes() > 0;
+    try {
+      this.cgroup = cgroups.create(limits);
+    } catch (IOException e) {
+      throw new EngineException("cannot create the tree's cgroup", e);
+    }
+  }
+
+  @Override
+  public Spawner.Spawned spawn(SpawnSpec spec) {
+    return cgroups.spawn(cgroup, spec);
+  }
+
+  @Override
+  public void started(int pid) {
+    if (cpuBudgetNanos > 0 || memoryCapped) {
+      CapWatch.add(check);
+    }
+  }
+
+  private boolean poll() {
+    try {
+      if (memoryCapped && cgroup.oomKilled()) {
+        exceeded = "memory";
+      } else if (cpuBudgetNanos > 0 && cgroup.cpuUsageNanos() >= cpuBudgetNanos) {
+        exceeded = "cpu";
+      } else {
+        failures = 0;
+        return true;
+      }
+    } catch (IOException | RuntimeException e) {
+      if (++failures < MAX_FAILURES) {
+        return true;
+      }
+      unenforceable = e;
+    }
+    killTree();
+    return false;
+  }
+
+  @Override
+  public void killTree() {
+    try {
+      cgroup.kill();
+    } catch (IOException e) {
+      // the process group kill that accompanies this one still applies
+    }
+  }
+
+  @Override
+  public boolean hasProcesses() {
+    try {
+      return cgroup.hasProcesses();
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  @Override
+  public String exceeded() {
+    if (exceeded == null && memoryCapped) {
+      try {
+        // The leader can die of the OOM kill before a tick sees the counter.
+        if (cgroup.oomKilled()) {
+          exceeded = "memory";
+        }
+      } catch (IOException e) {
+        // reported as not exceeded; the exit status stands
+      }
+    }
+    return exceeded;
+  }
+
+  @Override
+  public Throwable unenforceable() {
+    return unenforceable;
+  }
+
+  @Override
+  public synchronized TreeUsage usage() {
+    return finalUsage != null ? finalUsage : cgroup.usage();
+  }
+
+  /** The cgroup's directory, for messages and tests. */
+  public java.nio.file.Path path() {
+    return cgroup.path();
+  }
+
+  @Override
+  public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    CapWatch.remove(check);
+    exceeded();
+    finalUsage = cgroup.usage();
+    try {
+      cgroup.remove();
+    } catch (IOException e) {
+      // the directory stays; the next start of a JVM removes trees whose owner is gone
+    }
+  }
+}

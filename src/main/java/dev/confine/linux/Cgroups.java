@@ -1,0 +1,411 @@
+package dev.confine.linux;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Creates one cgroup per process tree on the hierarchy this host offers, and says exactly what it
+ * can enforce and how. Never moves the JVM: v1 trees go beneath the process's own cgroups (a
+ * dedicated thread visits them to spawn); v2 trees beneath the process's own cgroup, or a delegated
+ * parent the user names.
+ */
+public final class Cgroups {
+  /** Which hierarchy to use. */
+  public enum Version {
+    /** v2 where it has the controllers, else v1, else v2 for kill and accounting only. */
+    AUTO,
+    /** The v1 hierarchies. */
+    V1,
+    /** The unified hierarchy. */
+    V2
+  }
+
+  /** How a child gets into its cgroup. */
+  public enum Placement {
+    /** v1: the spawning thread sits in the cgroup during the spawn; nothing can escape. */
+    THREAD_MOVE,
+    /** v2 with glibc 2.39+: clone3 CLONE_INTO_CGROUP; nothing can escape. */
+    CLONE_INTO_CGROUP,
+    /** v2 with an older glibc: moved right after the spawn, then its session swept; racy. */
+    POST_SPAWN
+  }
+
+  /**
+   * One capability: whether it holds, and by which mechanism or why not.
+   *
+   * @param available whether it holds on this host
+   * @param detail the mechanism when available, the reason when not
+   */
+  public record Capability(boolean available, String detail) {
+    static Capability yes(String how) {
+      return new Capability(true, how);
+    }
+
+    static Capability no(String why) {
+      return new Capability(false, why);
+    }
+  }
+
+  private static final Pattern TREE_NAME = Pattern.compile("confine-(\\d+)-\\d+");
+  private static final AtomicLong SEQUENCE = new AtomicLong();
+  private static final long JVM_PID = ProcessHandle.current().pid();
+
+  private final CgroupLayout layout;
+  private final boolean useV2;
+  private final Path v2Parent;
+  private final Capability memory;
+  private final Capability pids;
+  private final Capability cpuAccounting;
+  private final Capability cpuThrottle;
+  private final Capability treeKill;
+  private final Placement placement;
+
+  private Cgroups(
+      CgroupLayout layout,
+      boolean useV2,
+      Path v2Parent,
+      Capability memory,
+      Capability pids,
+      Capability cpuAccounting,
+      Capability cpuThrottle,
+      Capability treeKill,
+      Placement placement) {
+    this.layout = layout;
+    this.useV2 = useV2;
+    this.v2Parent = v2Parent;
+    this.memory = memory;
+    this.pids = pids;
+    this.cpuAccounting = cpuAccounting;
+    this.cpuThrottle = cpuThrottle;
+    this.treeKill = treeKill;
+    this.placement = placement;
+  }
+
+  /**
+   * Probes this host: discovers the layout, checks that tree cgroups can be created where they
+   * would go, and removes trees left by JVMs that died.
+   *
+   * @param version which hierarchy to use
+   * @param delegatedParent a v2 cgroup directory (absolute, under the v2 mount) to create trees in
+   *     instead of the process's own cgroup; null for none
+   * @return the cgroups of this host, or empty with the reason when none can be used
+   */
+  public static Result probe(Version version, Path delegatedParent) {
+    CgroupLayout layout;
+    try {
+      layout = CgroupLayout.discover();
+    } catch (IOException e) {
+      return new Result(null, "cannot read the cgroup layout: " + e.getMessage());
+    }
+    boolean v2HasControllers =
+        layout.v2().map(h -> h.controllers().containsAll(Set.of("memory", "pids"))).orElse(false);
+    boolean useV2 =
+        switch (version) {
+          case V2 -> true;
+          case V1 -> false;
+          case AUTO ->
+              v2HasControllers || (layout.v2().isPresent() && !layout.v1().containsKey("memory"));
+        };
+    if (useV2 && layout.v2().isEmpty()) {
+      return new Result(null, "no cgroup v2 hierarchy is mounted (" + layout.mode() + " layout)");
+    }
+    if (!useV2 && !layout.v1().containsKey("freezer") && !layout.v1().containsKey("memory")) {
+      return new Result(
+          null, "no usable cgroup v1 hierarchy is mounted (" + layout.mode() + " layout)");
+    }
+    Result r = useV2 ? probeV2(layout, delegatedParent) : probeV1(layout);
+    r.get().ifPresent(Cgroups::removeStaleTrees);
+    return r;
+  }
+
+  /**
+   * The outcome of {@link #probe}.
+   *
+   * @param cgroups the usable cgroups, or null
+   * @param whyNot why none are usable, or null
+   */
+  public record Result(Cgroups cgroups, String whyNot) {
+    /** The cgroups, when usable. */
+    public Optional<Cgroups> get() {
+      return Optional.ofNullable(cgroups);
+    }
+  }
+
+  private static Result probeV1(CgroupLayout layout) {
+    Map<String, CgroupLayout.Hierarchy> v1 = layout.v1();
+    String name = nextName();
+    try {
+      V1TreeCgroup probe = V1TreeCgroup.create(v1, name, TreeLimits.NONE);
+      probe.remove();
+    } catch (IOException e) {
+      return new Result(null, "cannot create a cgroup beneath this process's v1 cgroups: " + e);
+    }
+    String placed = "; placement race-free (per-thread tasks)";
+    Capability memory =
+        v1.containsKey("memory")
+            ? Capability.yes(
+                "cgroup v1 memory.limit_in_bytes"
+                    + (Files.exists(
+                            v1.get("memory").ownPath().resolve("memory.memsw.limit_in_bytes"))
+                        ? " and memory.memsw.limit_in_bytes"
+                        : "")
+                    + " under "
+                    + v1.get("memory").ownPath()
+                    + placed)
+            : Capability.no("no v1 memory hierarchy is mounted");
+    Capability pids =
+        v1.containsKey("pids")
+            ? Capability.yes("cgroup v1 pids.max under " + v1.get("pids").ownPath() + placed)
+            : Capability.no("no v1 pids hierarchy is mounted");
+    Capability acct =
+        v1.containsKey("cpuacct")
+            ? Capability.yes(
+                "cgroup v1 cpuacct.usage under " + v1.get("cpuacct").ownPath() + placed)
+            : Capability.no("no v1 cpuacct hierarchy is mounted");
+    Capability throttle =
+        v1.containsKey("cpu")
+            ? Capability.yes("cgroup v1 cpu.cfs_quota_us under " + v1.get("cpu").ownPath())
+            : Capability.no("no v1 cpu hierarchy is mounted");
+    Capability kill =
+        v1.containsKey("freezer")
+            ? Capability.yes("cgroup v1 freezer: freeze, SIGKILL every member, thaw")
+            : Capability.yes(
+                "cgroup v1 cgroup.procs: SIGKILL every member until empty (no freezer)");
+    return new Result(
+        new Cgroups(layout, false, null, memory, pids, acct, throttle, kill, Placement.THREAD_MOVE),
+        null);
+  }
+
+  private static Result probeV2(CgroupLayout layout, Path delegatedParent) {
+    CgroupLayout.Hierarchy h = layout.v2().orElseThrow();
+    Path parent = delegatedParent != null ? delegatedParent : h.ownPath();
+    if (!parent.startsWith(h.mountPoint())) {
+      return new Result(null, parent + " is not beneath the cgroup v2 mount " + h.mountPoint());
+    }
+    Set<String> available;
+    // The probe cgroup below also proves that this process may create cgroups here.
+    try {
+      available = Set.of(TreeCgroup.read(parent.resolve("cgroup.controllers")).split("\\s+"));
+    } catch (IOException e) {
+      return new Result(null, "cannot read " + parent.resolve("cgroup.controllers") + ": " + e);
+    }
+    List<String> enabled = new ArrayList<>();
+    List<String> refused = new ArrayList<>();
+    for (String c : List.of("memory", "pids", "cpu")) {
+      if (!available.contains(c)) {
+        continue;
+      }
+      try {
+        Files.writeString(parent.resolve("cgroup.subtree_control"), "+" + c);
+        enabled.add(c);
+      } catch (IOException e) {
+        refused.add(c + " (" + e.getMessage() + ")");
+      }
+    }
+    String name = nextName();
+    boolean hasKill;
+    try {
+      V2TreeCgroup probe = V2TreeCgroup.create(h.mountPoint(), parent, name, TreeLimits.NONE);
+      hasKill = Files.exists(probe.path().resolve("cgroup.kill"));
+      probe.remove();
+    } catch (IOException e) {
+      return new Result(null, "cannot create a cgroup beneath " + parent + ": " + e);
+    }
+    Placement placement =
+        Spawner.canSpawnIntoCgroup() ? Placement.CLONE_INTO_CGROUP : Placement.POST_SPAWN;
+    String placed =
+        placement == Placement.CLONE_INTO_CGROUP
+            ? "; placement race-free (clone3 CLONE_INTO_CGROUP)"
+            : "; placement post-spawn (glibc "
+                + "older than 2.39 has no posix_spawnattr_setcgroup_np: the child is moved right"
+                + " after the spawn and its session swept; a process it forks and detaches in"
+                + " that instant can escape)";
+    String why =
+        refused.isEmpty()
+            ? "cgroup v2 "
+                + parent
+                + " does not offer the controller (cgroup.controllers: "
+                + String.join(" ", available).trim()
+                + ")"
+            : "cgroup v2 "
+                + parent
+                + " refused to delegate "
+                + String.join(", ", refused)
+                + "; a cgroup that holds processes cannot enable controllers for its children:"
+                + " start the JVM in a delegated cgroup and name an empty child of it as the parent";
+    Capability memory =
+        enabled.contains("memory")
+            ? Capability.yes(
+                "cgroup v2 memory.max, memory.swap.max=0, memory.oom.group=1 under "
+                    + parent
+                    + placed)
+            : Capability.no(why.replace("the controller", "the memory controller"));
+    Capability pids =
+        enabled.contains("pids")
+            ? Capability.yes("cgroup v2 pids.max under " + parent + placed)
+            : Capability.no(why.replace("the controller", "the pids controller"));
+    Capability acct = Capability.yes("cgroup v2 cpu.stat usage_usec under " + parent + placed);
+    Capability throttle =
+        enabled.contains("cpu")
+            ? Capability.yes("cgroup v2 cpu.max under " + parent)
+            : Capability.no(why.replace("the controller", "the cpu controller"));
+    Capability kill =
+        hasKill
+            ? Capability.yes("cgroup v2 cgroup.kill")
+            : Capability.yes(
+                "cgroup v2 cgroup.procs: SIGKILL every member until empty (no cgroup.kill before Linux 5.14)");
+    return new Result(
+        new Cgroups(layout, true, parent, memory, pids, acct, throttle, kill, placement), null);
+  }
+
+  private static String nextName() {
+    return "confine-" + JVM_PID + "-" + SEQUENCE.incrementAndGet();
+  }
+
+  /** Removes tree cgroups whose JVM is gone (killed before it could clean up). */
+  private void removeStaleTrees() {
+    List<Path> parents = new ArrayList<>();
+    if (useV2) {
+      parents.add(v2Parent);
+    } else {
+      for (CgroupLayout.Hierarchy h : layout.v1().values()) {
+        if (!parents.contains(h.ownPath())) {
+          parents.add(h.ownPath());
+        }
+      }
+    }
+    for (Path parent : parents) {
+      try (var dirs = Files.newDirectoryStream(parent, "confine-*")) {
+        for (Path d : dirs) {
+          Matcher m = TREE_NAME.matcher(d.getFileName().toString());
+          if (!m.matches()) {
+            continue;
+          }
+          long owner = Long.parseLong(m.group(1));
+          if (owner == JVM_PID || ProcessHandle.of(owner).isPresent()) {
+            continue;
+          }
+          removeStale(d);
+        }
+      } catch (IOException e) {
+        // nothing stale to see here
+      }
+    }
+  }
+
+  private void removeStale(Path dir) {
+    try {
+      TreeCgroup cg =
+          useV2
+              ? V2TreeCgroup.adopt(layout.v2().orElseThrow().mountPoint(), dir)
+              : V1TreeCgroup.adopt(layout.v1(), dir.getFileName().toString());
+      cg.remove();
+    } catch (IOException | RuntimeException e) {
+      // left for a later start; it holds nothing of ours
+    }
+  }
+
+  /** Creates the cgroup for one tree with {@code limits} written. */
+  public TreeCgroup create(TreeLimits limits) throws IOException {
+    String name = nextName();
+    return useV2
+        ? V2TreeCgroup.create(layout.v2().orElseThrow().mountPoint(), v2Parent, name, limits)
+        : V1TreeCgroup.create(layout.v1(), name, limits);
+  }
+
+  /** Spawns {@code spec} into {@code cg} the way this host allows (see {@link #placement()}). */
+  public Spawner.Spawned spawn(TreeCgroup cg, SpawnSpec spec) {
+    return switch (cg) {
+      case V1TreeCgroup v1 ->
+          PlacementThread.call(
+              () -> {
+                try {
+                  v1.enterThread();
+                } catch (IOException e) {
+                  leaveQuietly(v1);
+                  throw new EngineException("cannot place the child in " + v1.path(), e);
+                }
+                try {
+                  return Spawner.spawn(spec);
+                } finally {
+                  leaveQuietly(v1);
+                }
+              });
+      case V2TreeCgroup v2 -> {
+        if (placement == Placement.CLONE_INTO_CGROUP) {
+          int fd = v2.openForClone();
+          try {
+            yield Spawner.spawn(spec, fd);
+          } finally {
+            Syscalls.close(fd);
+          }
+        }
+        Spawner.Spawned s = Spawner.spawn(spec);
+        try {
+          v2.migrate(s.pid());
+        } catch (IOException e) {
+          Syscalls.kill(-s.pid(), dev.confine.linux.libc.LibC.SIGKILL());
+          throw new EngineException("cannot move the child into " + v2.path(), e);
+        }
+        yield s;
+      }
+    };
+  }
+
+  private static void leaveQuietly(V1TreeCgroup v1) {
+    try {
+      v1.leaveThread();
+    } catch (IOException e) {
+      throw new IllegalStateException("the placement thread could not leave a child's cgroup", e);
+    }
+  }
+
+  /** Whether trees go on the unified hierarchy. */
+  public boolean usesV2() {
+    return useV2;
+  }
+
+  /** The layout found. */
+  public CgroupLayout layout() {
+    return layout;
+  }
+
+  /** Memory caps. */
+  public Capability memory() {
+    return memory;
+  }
+
+  /** Process caps. */
+  public Capability pids() {
+    return pids;
+  }
+
+  /** Exact CPU accounting (for CPU budgets). */
+  public Capability cpuAccounting() {
+    return cpuAccounting;
+  }
+
+  /** CPU throttling to the millicores. */
+  public Capability cpuThrottle() {
+    return cpuThrottle;
+  }
+
+  /** Killing the whole tree, escapees from the process group included. */
+  public Capability treeKill() {
+    return treeKill;
+  }
+
+  /** How children get into their cgroup. */
+  public Placement placement() {
+    return placement;
+  }
+}

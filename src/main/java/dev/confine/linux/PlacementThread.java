@@ -1,0 +1,70 @@
+package dev.confine.linux;
+
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.function.Supplier;
+
+/**
+ * The one platform thread that spawns into v1 cgroups: it moves itself into the child's cgroups,
+ * spawns, and moves back, so the child is inside from its first instruction. A dedicated thread,
+ * because a virtual thread could change carriers between the moves, and because no caller's own
+ * thread should ever sit in a child's cgroup.
+ */
+final class PlacementThread {
+  private static final BlockingQueue<Runnable> QUEUE = new LinkedBlockingQueue<>();
+
+  static {
+    Thread.ofPlatform()
+        .name("confine-cgroup-placement")
+        .daemon()
+        .start(
+            () -> {
+              while (true) {
+                try {
+                  QUEUE.take().run();
+                } catch (InterruptedException e) {
+                  // nobody interrupts this thread on purpose; keep serving
+                }
+              }
+            });
+  }
+
+  private PlacementThread() {}
+
+  /** Runs {@code task} on the placement thread and returns its result (or rethrows its failure). */
+  static <T> T call(Supplier<T> task) {
+    CompletableFuture<T> result = new CompletableFuture<>();
+    QUEUE.add(
+        () -> {
+          try {
+            result.complete(task.get());
+          } catch (Throwable t) {
+            result.completeExceptionally(t);
+          }
+        });
+    boolean interrupted = false;
+    try {
+      while (true) {
+        try {
+          return result.get();
+        } catch (InterruptedException e) {
+          interrupted = true; // the spawn is short and must not be abandoned half done
+        } catch (ExecutionException e) {
+          if (e.getCause() instanceof RuntimeException re) {
+            throw re;
+          }
+          if (e.getCause() instanceof Error err) {
+            throw err;
+          }
+          throw new IllegalStateException(e.getCause());
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+}

@@ -1,0 +1,43 @@
+package dev.confine.linux;
+
+/**
+ * What holds a process tree beyond its process group, and enforces its caps: a cgroup, the /proc
+ * sampler, or nothing. One guard per exec or session; {@link Execution} drives it.
+ */
+public interface TreeGuard extends AutoCloseable {
+  /** Spawns {@code spec} so that the guard holds the child from its first instruction on. */
+  Spawner.Spawned spawn(SpawnSpec spec);
+
+  /** The child has started; begin watching. */
+  default void started(int pid) {}
+
+  /** Kills every process the guard holds (beyond the process group, where it can). */
+  default void killTree() {}
+
+  /** Whether processes the guard holds are still running (false when it cannot tell). */
+  default boolean hasProcesses() {
+    return false;
+  }
+
+  /** The cap that was exceeded ("memory", "cpu"), or null. */
+  default String exceeded() {
+    return null;
+  }
+
+  /** Why the caps stopped being enforceable while the tree ran, or null. */
+  default Throwable unenforceable() {
+    return null;
+  }
+
+  /** What the tree consumed, as far as the guard measured. */
+  default TreeUsage usage() {
+    return TreeUsage.NOT_MEASURED;
+  }
+
+  /** Stops watching and releases what the guard holds (a cgroup is removed). */
+  @Override
+  default void close() {}
+
+  /** No guard: the process group is all there is. */
+  TreeGuard NONE = Spawner::spawn;
+}

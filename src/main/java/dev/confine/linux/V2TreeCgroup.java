@@ -1,0 +1,198 @@
+package dev.confine.linux;
+
+import dev.confine.linux.libc.LibC;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A tree's cgroup on the unified (v2) hierarchy: one directory with {@code memory.max}, {@code
+ * memory.swap.max=0}, {@code memory.oom.group=1}, {@code pids.max} and {@code cpu.max} where the
+ * parent delegates those controllers; killed with {@code cgroup.kill}; CPU from {@code cpu.stat},
+ * which every v2 cgroup has.
+ */
+final class V2TreeCgroup implements TreeCgroup {
+  private static final long MAX_WAIT_NANOS = 5_000_000_000L;
+
+  private final Path dir;
+  private final String procCgroupLine; // how /proc/<pid>/cgroup names this cgroup
+  private boolean removed;
+
+  private V2TreeCgroup(Path dir, Path mountPoint) {
+    this.dir = dir;
+    this.procCgroupLine = "0::/" + mountPoint.relativize(dir);
+  }
+
+  /** The existing tree cgroup at {@code dir} (left by a JVM that died). */
+  static V2TreeCgroup adopt(Path mountPoint, Path dir) {
+    return new V2TreeCgroup(dir, mountPoint);
+  }
+
+  /**
+   * Creates {@code parent/name} with {@code limits}; the controllers the limits need must be
+   * enabled in the parent's {@code cgroup.subtree_control} (see {@link Cgroups}).
+   */
+  static V2TreeCgroup create(Path mountPoint, Path parent, String name, TreeLimits limits)
+      throws IOException {
+    Path dir = parent.resolve(name);
+    Files.createDirectory(dir);
+    V2TreeCgroup cg = new V2TreeCgroup(dir, mountPoint);
+    try {
+      if (limits.memoryBytes() > 0) {
+        Files.writeString(dir.resolve("memory.max"), Long.toString(limits.memoryBytes()));
+        Path swap = dir.resolve("memory.swap.max");
+        if (Files.exists(swap)) {
+          Files.writeString(swap, "0");
+        }
+        // One OOM kill takes the whole tree: a half-killed build is worse than a dead one.
+        Files.writeString(dir.resolve("memory.oom.group"), "1");
+      }
+      if (limits.maxProcesses() > 0) {
+        Files.writeString(dir.resolve("pids.max"), Integer.toString(limits.maxProcesses()));
+      }
+      if (limits.cpuMillicores() > 0 && Files.exists(dir.resolve("cpu.max"))) {
+        Files.writeString(
+            dir.resolve("cpu.max"), Math.max(1000, limits.cpuMillicores() * 100L) + " 100000");
+      }
+    } catch (IOException | RuntimeException e) {
+      Files.deleteIfExists(dir);
+      throw e;
+    }
+    return cg;
+  }
+
+  /** Opens the directory for CLONE_INTO_CGROUP; the caller closes the fd. */
+  int openForClone() {
+    int fd = Syscalls.open(dir.toString(), LibC.O_RDONLY() | LibC.O_DIRECTORY() | LibC.O_CLOEXEC());
+    if (fd < 0) {
+      throw new ErrnoException("open " + dir, -fd);
+    }
+    return fd;
+  }
+
+  /**
+   * Moves {@code pid} into this cgroup after the fact, then every process of its session that is
+   * still outside (forked before the move), until a pass finds none. Not race-free: a process that
+   * left the session before the move is not found.
+   */
+  void migrate(int pid) throws IOException {
+    Path procs = dir.resolve("cgroup.procs");
+    writeIgnoringGone(procs, pid);
+    for (int pass = 0; pass < 10; pass++) {
+      List<Integer> stragglers = sessionMembersOutside(pid);
+      if (stragglers.isEmpty()) {
+        return;
+      }
+      for (int p : stragglers) {
+        writeIgnoringGone(procs, p);
+      }
+    }
+  }
+
+  private static void writeIgnoringGone(Path procs, int pid) throws IOException {
+    try {
+      Files.writeString(procs, Integer.toString(pid));
+    } catch (IOException e) {
+      if (!String.valueOf(e.getMessage()).contains("No such process")) {
+        throw e;
+      }
+    }
+  }
+
+  private List<Integer> sessionMembersOutside(int sid) throws IOException {
+    List<Integer> out = new ArrayList<>();
+    try (var entries = Files.newDirectoryStream(Path.of("/proc"), "[0-9]*")) {
+      for (Path p : entries) {
+        try {
+          String stat = Files.readString(p.resolve("stat"));
+          String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+          if (Integer.parseInt(f[3]) != sid) { // field 6: session
+            continue;
+          }
+          if (!Files.readAllLines(p.resolve("cgroup")).contains(procCgroupLine)) {
+            out.add(Integer.parseInt(p.getFileName().toString()));
+          }
+        } catch (IOException | RuntimeException gone) {
+          // the process exited while we looked
+        }
+      }
+    }
+    return out;
+  }
+
+  @Override
+  public void kill() throws IOException {
+    Path kill = dir.resolve("cgroup.kill");
+    if (Files.exists(kill)) {
+      Files.writeString(kill, "1");
+      return;
+    }
+    for (String pid : Files.readAllLines(dir.resolve("cgroup.procs"))) {
+      if (!pid.isBlank()) {
+        Syscalls.kill(Integer.parseInt(pid.trim()), LibC.SIGKILL());
+      }
+    }
+  }
+
+  @Override
+  public boolean hasProcesses() throws IOException {
+    return !TreeCgroup.read(dir.resolve("cgroup.procs")).isEmpty();
+  }
+
+  @Override
+  public long cpuUsageNanos() throws IOException {
+    return TreeCgroup.keyed(dir.resolve("cpu.stat"), "usage_usec") * 1000;
+  }
+
+  @Override
+  public boolean oomKilled() throws IOException {
+    Path events = dir.resolve("memory.events");
+    return Files.exists(events) && TreeCgroup.keyed(events, "oom_kill") > 0;
+  }
+
+  @Override
+  public TreeUsage usage() {
+    long peak = -1;
+    long user = -1;
+    long sys = -1;
+    boolean pidsHit = false;
+    try {
+      Path peakFile = dir.resolve("memory.peak");
+      if (Files.exists(peakFile)) {
+        peak = Long.parseLong(TreeCgroup.read(peakFile));
+      }
+      Path stat = dir.resolve("cpu.stat");
+      user = TreeCgroup.keyed(stat, "user_usec") * 1000;
+      sys = TreeCgroup.keyed(stat, "system_usec") * 1000;
+      Path pids = dir.resolve("pids.events");
+      if (Files.exists(pids)) {
+        pidsHit = TreeCgroup.keyed(pids, "max") > 0;
+      }
+    } catch (IOException | NumberFormatException e) {
+      // usage is best effort: what could not be read stays unmeasured
+    }
+    return new TreeUsage(peak, user, sys, pidsHit);
+  }
+
+  @Override
+  public synchronized void remove() throws IOException {
+    if (removed) {
+      return;
+    }
+    TreeCgroup.killAndDrain(this, MAX_WAIT_NANOS);
+    Files.deleteIfExists(dir);
+    removed = true;
+  }
+
+  @Override
+  public Path path() {
+    return dir;
+  }
+
+  @Override
+  public String toString() {
+    return "v2 cgroup " + dir;
+  }
+}
