@@ -6,6 +6,8 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemoryLayout.PathElement;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -46,9 +48,19 @@ public final class Execution {
   private String reapFailure;
   private long exitNanos;
   private int openOutputs = 2;
-  private long stdoutToken;
-  private long stderrToken;
-  private long stdinToken = -1;
+  private final Stream out = new Stream();
+  private final Stream err = new Stream();
+  private final Stream in = new Stream();
+
+  /**
+   * One pipe of the child on the loop. Its handler can run before {@link EventLoop#register}
+   * returns the token (a child that exits at once), so streams are told apart by this object, not
+   * by their token.
+   */
+  private static final class Stream {
+    long token = -1; // -1: not registered
+    boolean open = true;
+  }
 
   private final TreeGuard guard;
 
@@ -90,14 +102,14 @@ public final class Execution {
     Execution e = new Execution(loop, s.pid(), outputCap, guard);
     Syscalls.setNonBlocking(s.stdoutFd());
     Syscalls.setNonBlocking(s.stderrFd());
-    e.stdoutToken = loop.register(s.stdoutFd(), LibC.EPOLLIN(), e.reader(e.stdout));
-    e.stderrToken = loop.register(s.stderrFd(), LibC.EPOLLIN(), e.reader(e.stderr));
+    e.register(e.out, s.stdoutFd(), LibC.EPOLLIN(), e.reader(e.out, e.stdout));
+    e.register(e.err, s.stderrFd(), LibC.EPOLLIN(), e.reader(e.err, e.stderr));
     if (s.stdinFd() >= 0) {
       if (stdin == null || stdin.length == 0) {
         Syscalls.close(s.stdinFd());
       } else {
         Syscalls.setNonBlocking(s.stdinFd());
-        e.stdinToken = loop.register(s.stdinFd(), LibC.EPOLLOUT(), e.writer(stdin));
+        e.register(e.in, s.stdinFd(), LibC.EPOLLOUT(), e.writer(stdin));
       }
     }
     loop.register(s.pidfd(), LibC.EPOLLIN(), e::onExit);
@@ -109,7 +121,17 @@ public final class Execution {
     return pid;
   }
 
-  private EventLoop.Handler reader(CappedBuffer sink) {
+  private void register(Stream stream, int fd, int events, EventLoop.Handler handler) {
+    long token = loop.register(fd, events, handler);
+    lock.lock();
+    try {
+      stream.token = token;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private EventLoop.Handler reader(Stream stream, CappedBuffer sink) {
     return (token, events) -> {
       MemorySegment buf = loop.readBuffer();
       for (int i = 0; i < READS_PER_EVENT; i++) {
@@ -121,7 +143,7 @@ public final class Execution {
         if (n == -LibC.EAGAIN() || n == -LibC.EINTR()) {
           return;
         }
-        outputClosed(token); // 0 is end of file; an error ends the stream as well
+        outputClosed(stream, token); // 0 is end of file; an error ends the stream as well
         return;
       }
     };
@@ -173,19 +195,15 @@ public final class Execution {
     }
   }
 
-  private void outputClosed(long token) {
+  private void outputClosed(Stream stream, long token) {
     loop.close(token);
     lock.lock();
     try {
-      if (token == stdoutToken) {
-        stdoutToken = 0;
-      } else if (token == stderrToken) {
-        stderrToken = 0;
-      } else {
-        return;
+      if (stream.open) {
+        stream.open = false;
+        openOutputs--;
+        changed.signalAll();
       }
-      openOutputs--;
-      changed.signalAll();
     } finally {
       lock.unlock();
     }
@@ -297,30 +315,23 @@ public final class Execution {
    * stops feeding stdin; what was captured stays.
    */
   public void closeStreams() {
-    long out;
-    long err;
-    long in;
+    List<Long> tokens = new ArrayList<>(3);
     lock.lock();
     try {
-      out = stdoutToken;
-      err = stderrToken;
-      in = stdinToken;
-      stdoutToken = 0;
-      stderrToken = 0;
-      stdinToken = -1;
-      openOutputs = 0;
+      for (Stream st : List.of(out, err, in)) {
+        if (st.open && st != in) {
+          openOutputs--;
+        }
+        st.open = false;
+        if (st.token >= 0) {
+          tokens.add(st.token);
+        }
+      }
       changed.signalAll();
     } finally {
       lock.unlock();
     }
-    for (long t : new long[] {out, err}) {
-      if (t != 0) {
-        loop.close(t);
-      }
-    }
-    if (in >= 0) {
-      loop.close(in);
-    }
+    tokens.forEach(loop::close); // idempotent for streams the loop closed already
   }
 
   /**
@@ -369,8 +380,11 @@ public final class Execution {
       }
       // The leader is reaped, so the group's id stays reserved only while members remain: a
       // successful kill means something it started was still running.
-      leftovers = guard.hasProcesses() | killGroup();
-      guard.killTree();
+      boolean held = guard.hasProcesses();
+      leftovers = killGroup() | held;
+      if (held) {
+        guard.killTree();
+      }
       if (!drained) {
         awaitOutputClosedUninterruptibly(System.nanoTime() + SETTLE_AFTER_KILL_NANOS);
       }

@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * A tree's cgroup on v1 hierarchies: one directory in each of the memory, pids, cpu, cpuacct and
@@ -18,6 +19,7 @@ import java.util.Map;
  */
 final class V1TreeCgroup implements TreeCgroup {
   private static final long MAX_WAIT_NANOS = 5_000_000_000L;
+  private static final long FREEZE_WAIT_NANOS = 20_000_000L;
 
   private final Map<String, Path> dirs; // controller -> directory
   private final List<Path> origins; // the process's own cgroup in each hierarchy used
@@ -48,11 +50,32 @@ final class V1TreeCgroup implements TreeCgroup {
         dirs, new ArrayList<>(originByDir.values()), new ArrayList<>(originByDir.keySet()));
   }
 
+  /**
+   * The controllers a tree with {@code limits} needs: moving a task into a v1 cpu cgroup costs up
+   * to milliseconds here, so a tree joins only the hierarchies its caps use, plus the freezer (tree
+   * kill) and cpuacct (CPU accounting, cheap).
+   */
+  static List<String> controllersFor(TreeLimits limits) {
+    List<String> out = new ArrayList<>();
+    if (limits.memoryBytes() > 0) {
+      out.add("memory");
+    }
+    if (limits.maxProcesses() > 0) {
+      out.add("pids");
+    }
+    if (limits.cpuMillicores() > 0) {
+      out.add("cpu");
+    }
+    out.add("cpuacct");
+    out.add("freezer");
+    return out;
+  }
+
   static V1TreeCgroup create(Map<String, CgroupLayout.Hierarchy> v1, String name, TreeLimits limits)
       throws IOException {
     Map<String, Path> dirs = new LinkedHashMap<>();
     Map<Path, Path> originByDir = new LinkedHashMap<>();
-    for (String c : CONTROLLERS) {
+    for (String c : controllersFor(limits)) {
       CgroupLayout.Hierarchy h = v1.get(c);
       if (h == null) {
         continue;
@@ -126,12 +149,14 @@ final class V1TreeCgroup implements TreeCgroup {
       killListed(procsDir());
       return;
     }
-    // Frozen processes cannot fork, so one pass over the list gets them all.
+    // Frozen processes cannot fork, so one pass over the list gets them all. A task that is
+    // already dying can hold the cgroup in FREEZING, so the wait is short and the kill happens
+    // either way; callers repeat it until the cgroup is empty.
     Path state = freezer.resolve("freezer.state");
     Files.writeString(state, "FROZEN");
-    long deadline = System.nanoTime() + MAX_WAIT_NANOS;
+    long deadline = System.nanoTime() + FREEZE_WAIT_NANOS;
     while (!TreeCgroup.read(state).equals("FROZEN") && System.nanoTime() < deadline) {
-      Thread.onSpinWait();
+      LockSupport.parkNanos(50_000);
     }
     try {
       killListed(freezer);

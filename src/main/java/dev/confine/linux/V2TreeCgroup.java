@@ -80,8 +80,10 @@ final class V2TreeCgroup implements TreeCgroup {
   void migrate(int pid) throws IOException {
     Path procs = dir.resolve("cgroup.procs");
     writeIgnoringGone(procs, pid);
+    java.util.Set<Integer> tried = new java.util.HashSet<>();
     for (int pass = 0; pass < 10; pass++) {
       List<Integer> stragglers = sessionMembersOutside(pid);
+      stragglers.removeIf(p -> !tried.add(p)); // a process that cannot move (exiting) is tried once
       if (stragglers.isEmpty()) {
         return;
       }
@@ -108,8 +110,8 @@ final class V2TreeCgroup implements TreeCgroup {
         try {
           String stat = Files.readString(p.resolve("stat"));
           String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-          if (Integer.parseInt(f[3]) != sid) { // field 6: session
-            continue;
+          if (Integer.parseInt(f[3]) != sid || f[0].equals("Z")) { // field 6: session; 3: state
+            continue; // a zombie holds no resources and cannot be moved
           }
           if (!Files.readAllLines(p.resolve("cgroup")).contains(procCgroupLine)) {
             out.add(Integer.parseInt(p.getFileName().toString()));

@@ -1,0 +1,248 @@
+package dev.confine.local;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.confine.Enforcement;
+import dev.confine.ExecOptions;
+import dev.confine.ExecResult;
+import dev.confine.ResourceLimits;
+import dev.confine.SandboxException;
+import dev.confine.SandboxException.Kind;
+import dev.confine.testing.HostRequirements;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/** Caps enforced by the kernel through cgroups, on this host's v1 and v2 hierarchies. */
+@Timeout(120)
+class LocalRunnerCapsTest {
+  private static final long MIB = 1 << 20;
+
+  @TempDir Path root;
+
+  private LocalRunner runner(CapsMechanism caps) {
+    LocalRunner r = LocalRunner.builder(root.toString()).caps(caps).build();
+    HostRequirements.require(
+        r.capabilities().stream().anyMatch(c -> c.dimension().equals("tree kill") && c.enforced()),
+        caps + " cgroups are not usable here: " + r.capabilities());
+    return r;
+  }
+
+  private static ExecOptions caps(ResourceLimits limits, Duration timeout) {
+    return ExecOptions.builder().resources(limits).timeout(timeout).build();
+  }
+
+  private static SandboxException thrown(Runnable call) {
+    try {
+      call.run();
+    } catch (SandboxException e) {
+      return e;
+    }
+    throw new AssertionError("expected a SandboxException");
+  }
+
+  /** Every tree cgroup directory this JVM may have created, in every hierarchy. */
+  static List<Path> treeCgroups() throws IOException {
+    List<Path> found = new ArrayList<>();
+    String mine = "confine-" + ProcessHandle.current().pid() + "-";
+    try (Stream<Path> s = Files.walk(Path.of("/sys/fs/cgroup"), 4)) {
+      s.filter(p -> p.getFileName() != null && p.getFileName().toString().startsWith(mine))
+          .forEach(found::add);
+    }
+    return found;
+  }
+
+  @Test
+  void v1MemoryBombIsKilledAtTheCapAndReportedAsBudgetExceeded() {
+    LocalRunner r = runner(CapsMechanism.CGROUP_V1);
+    long cap = 64 * MIB;
+    SandboxException e =
+        thrown(
+            () ->
+                r.exec(
+                    "sh",
+                    List.of("-c", "head -c 1073741824 /dev/zero | tail"),
+                    caps(
+                        ResourceLimits.builder().memoryBytes(cap).build(),
+                        Duration.ofSeconds(60))));
+    assertThat(e.kind()).isEqualTo(Kind.BUDGET_EXCEEDED);
+    assertThat(e.getMessage()).contains("memory resource cap exceeded");
+    ExecResult partial = e.partialResult().orElseThrow();
+    assertThat(partial.usage().peakMemoryBytes()).isPositive().isLessThanOrEqualTo(cap);
+  }
+
+  @Test
+  void v1ForkBombIsHeldByThePidsCap() {
+    LocalRunner r = runner(CapsMechanism.CGROUP_V1);
+    long start = System.nanoTime();
+    ExecResult res =
+        r.exec(
+            "sh",
+            List.of("-c", "i=0; while [ $i -lt 40 ]; do sleep 1 & i=$((i+1)); done; wait"),
+            caps(ResourceLimits.builder().maxProcesses(8).build(), Duration.ZERO));
+    assertThat(res.usage().pidsLimitHit()).isTrue();
+    assertThat(res.exitCode()).isNotZero(); // the shell gives up when it cannot fork
+    assertThat(res.stderrText()).containsIgnoringCase("fork");
+    assertThat((System.nanoTime() - start) / 1_000_000).isLessThan(5_000);
+  }
+
+  @Test
+  void v1CpuIsThrottledToTheMillicores() {
+    LocalRunner r = runner(CapsMechanism.CGROUP_V1);
+    // Two burners for 1 s under 200 millicores: at most ~0.2 s of CPU, where 2 s were asked.
+    SandboxException e =
+        thrown(
+            () ->
+                r.exec(
+                    "sh",
+                    List.of("-c", "(while :; do :; done) & while :; do :; done"),
+                    caps(
+                        ResourceLimits.builder().cpuMillicores(200).build(),
+                        Duration.ofSeconds(1))));
+    assertThat(e.kind()).isIn(Kind.BUDGET_EXCEEDED, Kind.TIMEOUT);
+    ExecResult partial = e.partialResult().orElseThrow();
+    Duration cpu = partial.usage().cpuUser().plus(partial.usage().cpuSystem());
+    assertThat(cpu).isLessThan(Duration.ofMillis(600));
+  }
+
+  @ParameterizedTest
+  @EnumSource(
+      value = CapsMechanism.class,
+      names = {"CGROUP_V1", "CGROUP_V2"})
+  void aSetsidDoubleForkedEscapeeIsDeadAtTimeout(CapsMechanism mechanism) throws Exception {
+    LocalRunner r = runner(mechanism);
+    SandboxException e =
+        thrown(
+            () ->
+                r.exec(
+                    "sh",
+                    List.of("-c", "setsid sh -c 'sleep 100 & echo $!'; sleep 100"),
+                    caps(
+                        ResourceLimits.builder().cpuMillicores(1000).build(),
+                        Duration.ofMillis(700))));
+    assertThat(e.kind()).isEqualTo(Kind.TIMEOUT);
+    long escapee =
+        Long.parseLong(
+            e.partialResult().orElseThrow().stdoutText().lines().findFirst().orElseThrow());
+    assertThat(LocalRunnerLifecycleTest.gone(escapee)).isTrue();
+  }
+
+  @Test
+  void v2CpuBudgetKillsTheTreeWhenSpent() {
+    LocalRunner r = runner(CapsMechanism.CGROUP_V2);
+    long start = System.nanoTime();
+    // 2 s x 250 millicores = 0.5 s of CPU; without a v2 cpu controller nothing throttles.
+    SandboxException e =
+        thrown(
+            () ->
+                r.exec(
+                    "sh",
+                    List.of("-c", "while :; do :; done"),
+                    caps(
+                        ResourceLimits.builder().cpuMillicores(250).build(),
+                        Duration.ofSeconds(2))));
+    long elapsedMs = (System.nanoTime() - start) / 1_000_000;
+    assertThat(e.kind()).isEqualTo(Kind.BUDGET_EXCEEDED);
+    assertThat(e.getMessage()).contains("cpu resource cap exceeded");
+    Duration used = e.partialResult().orElseThrow().usage().cpuUser();
+    assertThat(used).isBetween(Duration.ofMillis(450), Duration.ofMillis(900));
+    assertThat(elapsedMs).isLessThan(1_800);
+  }
+
+  @Test
+  void v2WithoutControllersSaysSoAndRefusesMemoryAndPidsCaps() {
+    LocalRunner r = runner(CapsMechanism.CGROUP_V2);
+    Enforcement en = r.enforcement();
+    HostCapability memory =
+        r.capabilities().stream()
+            .filter(c -> c.dimension().equals("memory"))
+            .findFirst()
+            .orElseThrow();
+    if (en.memoryCap()) {
+      assertThat(memory.detail()).contains("memory.max");
+      return; // a pure v2 host with delegated controllers
+    }
+    assertThat(memory.detail()).contains("memory controller");
+    assertThat(en.cpuCap()).isTrue();
+    SandboxException e =
+        thrown(
+            () ->
+                r.exec(
+                    "true",
+                    List.of(),
+                    caps(ResourceLimits.builder().memoryBytes(MIB << 6).build(), Duration.ZERO)));
+    assertThat(e.kind()).isEqualTo(Kind.NOT_AVAILABLE);
+  }
+
+  @Test
+  void capsAreReportedWithTheirMechanism() {
+    LocalRunner r = runner(CapsMechanism.CGROUP_V1);
+    assertThat(r.enforcement().memoryCap()).isTrue();
+    assertThat(r.enforcement().pidsCap()).isTrue();
+    assertThat(r.enforcement().cpuCap()).isTrue();
+    assertThat(r.capabilities())
+        .filteredOn(c -> c.dimension().equals("memory"))
+        .singleElement()
+        .satisfies(
+            c -> assertThat(c.detail()).contains("memory.limit_in_bytes").contains("race-free"));
+  }
+
+  @Test
+  void noCapsMeansNotAvailableWithTheReason() {
+    LocalRunner r = LocalRunner.builder(root.toString()).caps(CapsMechanism.NONE).build();
+    assertThat(r.enforcement().memoryCap()).isFalse();
+    SandboxException e =
+        thrown(
+            () ->
+                r.exec(
+                    "true",
+                    List.of(),
+                    caps(ResourceLimits.builder().maxProcesses(3).build(), Duration.ZERO)));
+    assertThat(e.kind()).isEqualTo(Kind.NOT_AVAILABLE);
+  }
+
+  @Test
+  @Timeout(600)
+  void aThousandCappedExecsIncludingKillsLeaveNoCgroupBehind() throws Exception {
+    LocalRunner v1 = runner(CapsMechanism.CGROUP_V1);
+    LocalRunner v2 = runner(CapsMechanism.CGROUP_V2);
+    for (int i = 0; i < 1000; i++) {
+      LocalRunner r = i % 2 == 0 ? v1 : v2;
+      switch (i % 4) {
+        case 0, 1 ->
+            r.exec(
+                "true",
+                List.of(),
+                caps(ResourceLimits.builder().cpuMillicores(500).build(), Duration.ofSeconds(5)));
+        case 2 ->
+            thrown(
+                () ->
+                    r.exec(
+                        "sleep",
+                        List.of("5"),
+                        caps(
+                            ResourceLimits.builder().cpuMillicores(500).build(),
+                            Duration.ofMillis(5))));
+        default ->
+            thrown(
+                () ->
+                    r.exec(
+                        "sh",
+                        List.of("-c", "sleep 5 & sleep 5"),
+                        caps(
+                            ResourceLimits.builder().cpuMillicores(500).build(),
+                            Duration.ofMillis(20))));
+      }
+    }
+    assertThat(treeCgroups()).isEmpty();
+  }
+}
