@@ -13,14 +13,18 @@ import org.slf4j.LoggerFactory;
 /**
  * Enforces memory and CPU caps on process trees by sampling them from /proc ({@link ProcSampler}),
  * where no cgroup can do it exactly. Every watch of the JVM runs on one shared daemon platform
- * thread, so a thousand watched trees cost no thread each.
+ * thread, so a thousand watched trees cost no thread each. That thread is created by the first
+ * caller of {@link #watch}, and a thread inherits seccomp, Landlock and namespaces from its
+ * creator: never call it first from a confined spawner thread.
  *
  * <p>Per watch, a first sample right away, then one every {@value #FAST_INTERVAL_MILLIS} ms during
  * the first {@value #FAST_PERIOD_MILLIS} ms and every {@value #INTERVAL_MILLIS} ms after that. The
  * early samples see short commands at all (the seed's first sample came after 250 ms) and catch a
- * runaway allocation soon after the start; later, 50 ms bounds the overshoot of a fast allocator (a
- * process touching memory at ~2 GiB/s gets ~100 MiB past its cap) at a cost of about 0.1 ms per
- * sample for a 50-process tree, i.e. well under 1 % of a CPU.
+ * runaway allocation soon after the start, for little: a young tree has one or two members, about
+ * 25 µs a sample, so the fast phase costs ~0.3 ms of this thread per watched command. Later, 50 ms
+ * bounds the overshoot of a fast allocator (a process touching memory at ~2 GiB/s gets ~100 MiB
+ * past its cap) while a 50-process tree, at about 20 µs per member (the system calls of two /proc
+ * files), costs ~1 ms a sample: 2 % of one CPU.
  *
  * <p>At each sample, as the seed's GroupCapsWatcher: memory is checked before CPU, a cap is reached
  * when the sample is {@code >=} it, and then the process group is SIGKILLed (and the members that

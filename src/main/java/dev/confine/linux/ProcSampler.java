@@ -16,17 +16,20 @@ import java.util.Arrays;
  *   <li>a process once seen stays a member while it lives, even after its parent dies and it is
  *       re-parented outside the tree; it is identified by pid and start time, so a reused pid
  *       cannot stand in for it;
- *   <li>every {@value #DEFAULT_SCAN_EVERY}th sample, and at most every {@value #MIN_SCAN_SPACING}th
- *       sample after a member disappeared (whose unseen children are then orphans), a scan of all
- *       of /proc adds the processes of the leader's session ({@code getsid}, one system call per
- *       process): this finds a double-forked orphan re-parented to init before any sample saw it.
- *       The scan stops for good once it finds the session empty, because the session's id may then
- *       be reused by an unrelated process.
+ *   <li>every {@value #DEFAULT_SCAN_EVERY}th sample, at most every {@value #MIN_SCAN_SPACING}th
+ *       sample after a member disappeared (whose unseen children are then orphans), and at the
+ *       first sample when the leader is already gone, a scan of all of /proc adds the processes of
+ *       the leader's session ({@code getsid}, one system call per process): this finds a
+ *       double-forked orphan re-parented to init before any sample saw it. The scan stops for good
+ *       once it finds the session empty, because the session's id may then be reused by an
+ *       unrelated process.
  * </ul>
  *
- * <p>What cannot be seen without a cgroup: a process that left the session (setsid) or that a
- * daemon-style double fork orphaned, whose parent exited before any sample saw it. It is neither a
- * descendant of a member any more nor in the session. Only a cgroup contains such a process.
+ * <p>What cannot be seen without a cgroup: a process that left the session (setsid, as a daemon's
+ * double fork does) and whose parent exited before any sample saw it. It is neither a descendant of
+ * a member any more nor in the session; only a cgroup contains such a process. Between two scans,
+ * an orphan that no sample saw yet is not measured (its CPU time is not lost: it is counted once
+ * the scan finds it).
  *
  * <p>The figures: resident memory is the sum of the members' RSS (stat field 24 × page size), so
  * pages shared between members (libraries, copy-on-write after fork) count once per member, as in
@@ -142,6 +145,7 @@ public final class ProcSampler implements TreeSampler {
     systemSum = 0;
     inSession = 0;
     boolean scan;
+    samplesSinceScan++;
     if (!started) {
       files.checkAvailable();
       started = true;
@@ -150,10 +154,11 @@ public final class ProcSampler implements TreeSampler {
         leaderStartTime = stat.startTime;
         add(leader);
       }
-      scan = scanEvery > 0;
+      // A leader still there has had no time to orphan much; the regular scans will look. A leader
+      // already gone may have left orphans that nothing else leads to.
+      scan = scanEvery > 0 && count == 0;
     } else {
       refresh();
-      samplesSinceScan++;
       scan =
           scanEvery > 0
               && (samplesSinceScan >= scanEvery

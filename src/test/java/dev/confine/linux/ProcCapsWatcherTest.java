@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -82,11 +84,58 @@ class ProcCapsWatcherTest {
         assertThat(events.events).containsExactly("exceeded:cpu");
         assertThat(h.exceeded()).isEqualTo("cpu");
         assertThat(h.cpuUserNanos() + h.cpuSystemNanos())
-            .isBetween(cap, cap + TimeUnit.MILLISECONDS.toNanos(200));
+            .isBetween(cap, cap + TimeUnit.MILLISECONDS.toNanos(500));
         assertThat(h.peakRssBytes()).isPositive();
       } finally {
         h.stop();
       }
+    }
+  }
+
+  @Test
+  void aMemberThatLeftTheGroupIsKilledWithIt() throws Exception {
+    // setsid execs in place (its caller is no group leader): the sleep is the leader's child in a
+    // session and group of its own, which kill(-pgid) does not reach.
+    try (SpawnedTree tree = SpawnedTree.shell("setsid sleep 600 & echo stray $!; exec sleep 600")) {
+      String out = tree.awaitStdout("stray", WAIT);
+      int stray = Integer.parseInt(out.strip().split(" ")[1]);
+      try {
+        SpawnedTree.await(() -> sessionOf(stray) == stray, WAIT, "the stray's setsid");
+        Events events = new Events();
+        ProcCapsWatcher.Handle h = ProcCapsWatcher.watch(tree.pid(), 1, 0, events);
+        try {
+          assertThat(tree.awaitExit(WAIT)).isTrue();
+          SpawnedTree.await(() -> !events.events.isEmpty(), WAIT, "the report");
+          assertThat(events.events).containsExactly("exceeded:memory");
+          SpawnedTree.await(() -> !alive(stray), WAIT, "the stray's death");
+        } finally {
+          h.stop();
+        }
+      } finally {
+        if (alive(stray)) {
+          Syscalls.kill(stray, SIGKILL);
+        }
+      }
+    }
+  }
+
+  /** The session of {@code pid}, or -1 when it is gone. */
+  private static int sessionOf(int pid) {
+    try {
+      String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+      return Integer.parseInt(stat.substring(stat.lastIndexOf(')') + 2).split(" ")[3]);
+    } catch (IOException e) {
+      return -1;
+    }
+  }
+
+  /** Whether {@code pid} runs (a zombie does not). */
+  private static boolean alive(int pid) {
+    try {
+      String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+      return stat.charAt(stat.lastIndexOf(')') + 2) != 'Z';
+    } catch (IOException e) {
+      return false;
     }
   }
 

@@ -43,12 +43,30 @@ class ProcSamplerTest {
       SpawnedTree.await(() -> parentOf(orphan) != tree.pid(), WAIT, "the orphan's re-parenting");
 
       ProcSampler walkOnly = new ProcSampler(tree.pid(), 0);
-      assertThat(walkOnly.sample().members()).isEqualTo(1);
+      for (int i = 0; i < 2 * ProcSampler.DEFAULT_SCAN_EVERY; i++) {
+        assertThat(walkOnly.sample().members()).isEqualTo(1);
+      }
       assertThat(walkOnly.isMember(orphan)).isFalse();
 
       ProcSampler scanning = new ProcSampler(tree.pid());
-      assertThat(scanning.sample().members()).isEqualTo(2);
+      for (int i = 1; i < ProcSampler.DEFAULT_SCAN_EVERY; i++) {
+        assertThat(scanning.sample().members()).as("sample %d", i).isEqualTo(1);
+      }
+      assertThat(scanning.sample().members()).as("the first scan").isEqualTo(2);
       assertThat(scanning.isMember(orphan)).isTrue();
+    }
+  }
+
+  @Test
+  void whenTheLeaderIsGoneTheFirstSampleScansForItsOrphans() throws Exception {
+    try (SpawnedTree tree = SpawnedTree.shell("sleep 600 & echo orphan $!")) {
+      assertThat(tree.awaitExit(WAIT)).isTrue();
+      String out = tree.awaitStdout("orphan", WAIT);
+      int orphan = Integer.parseInt(out.strip().split(" ")[1]);
+      ProcSampler sampler = new ProcSampler(tree.pid());
+      assertThat(sampler.sample().members()).isEqualTo(1);
+      assertThat(sampler.isMember(orphan)).isTrue();
+      assertThat(new ProcSampler(tree.pid(), 0).sample().members()).isZero();
     }
   }
 
@@ -107,10 +125,12 @@ class ProcSamplerTest {
 
   @Test
   void cpuTimeOfReapedMembersIsKept() throws Exception {
-    // A child burns ~0.4 s and is reaped by the shell, then the shell itself exits and is reaped
+    // A child burns ~0.5 s of CPU and is reaped by the shell, then the shell itself exits and is
+    // reaped
     // by the engine: neither takes its time along.
     try (SpawnedTree tree =
-        SpawnedTree.shell("timeout 0.4 sh -c 'while :; do :; done'; echo burnt; exec sleep 600")) {
+        SpawnedTree.shell(
+            "(i=0; while [ $i -lt 600000 ]; do i=$((i+1)); done); echo burnt; exec sleep 600")) {
       ProcSampler sampler = new ProcSampler(tree.pid());
       sampler.sample();
       tree.awaitStdout("burnt", WAIT);
