@@ -25,16 +25,16 @@ import java.nio.charset.StandardCharsets;
  */
 @SuppressWarnings("restricted")
 final class ProcFiles {
-  /** sysconf(_SC_CLK_TCK): the unit of the times in /proc/[pid]/stat (100 on Linux x86-64). */
-  static final long CLOCK_TICKS_PER_SECOND;
-
-  /** sysconf(_SC_PAGESIZE): the unit of rss in /proc/[pid]/stat. */
-  static final long PAGE_SIZE;
-
-  // glibc's enum values for sysconf (bits/confname.h); part of its stable ABI, absent from the
-  // generated bindings because jextract drops anonymous enums we did not ask for.
+  // glibc's values for sysconf's names (bits/confname.h), part of its stable ABI; the generated
+  // bindings do not carry them.
   private static final int SC_CLK_TCK = 2;
   private static final int SC_PAGESIZE = 30;
+
+  /** sysconf(_SC_CLK_TCK): the unit of the times in /proc/[pid]/stat (100 on Linux x86-64). */
+  static final long CLOCK_TICKS_PER_SECOND = LibC.sysconf(SC_CLK_TCK);
+
+  /** sysconf(_SC_PAGESIZE): the unit of rss in /proc/[pid]/stat. */
+  static final long PAGE_SIZE = LibC.sysconf(SC_PAGESIZE);
 
   private static final Linker LINKER = Linker.nativeLinker();
   private static final StructLayout CAPTURE = Linker.Option.captureStateLayout();
@@ -57,11 +57,6 @@ final class ProcFiles {
       bind("getdents64", FunctionDescriptor.of(LONG, INT, ADDR, LONG));
   private static final MethodHandle CLOSE = bind("close", FunctionDescriptor.of(INT, INT));
   private static final MethodHandle GETSID = bind("getsid", FunctionDescriptor.of(INT, INT));
-
-  static {
-    CLOCK_TICKS_PER_SECOND = LibC.sysconf(SC_CLK_TCK);
-    PAGE_SIZE = LibC.sysconf(SC_PAGESIZE);
-  }
 
   private static final int FILE_BUFFER = 4096;
   private static final int DIR_BUFFER = 32 * 1024;
