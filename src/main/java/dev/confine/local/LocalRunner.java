@@ -21,6 +21,7 @@ import dev.confine.linux.ErrnoException;
 import dev.confine.linux.ExecutableLookup;
 import dev.confine.linux.Execution;
 import dev.confine.linux.NativeAccess;
+import dev.confine.linux.SamplerGuard;
 import dev.confine.linux.SpawnSpec;
 import dev.confine.linux.TreeGuard;
 import dev.confine.linux.TreeLimits;
@@ -58,6 +59,7 @@ public final class LocalRunner implements Runner, EnforcementReporter {
   private final Supplier<Map<String, String>> hostEnvironment;
   private final Cgroups cgroups; // null: no cgroup caps on this host or by choice
   private final String noCgroupsReason;
+  private final boolean sampler; // caps through the /proc sampler (when there are no cgroups)
   private final Enforcement enforcement;
 
   private LocalRunner(
@@ -65,8 +67,10 @@ public final class LocalRunner implements Runner, EnforcementReporter {
       long defaultMaxOutputBytes,
       Supplier<Map<String, String>> hostEnvironment,
       Cgroups cgroups,
-      String noCgroupsReason) {
+      String noCgroupsReason,
+      boolean sampler) {
     this.root = root;
+    this.sampler = sampler;
     this.defaultMaxOutputBytes = defaultMaxOutputBytes;
     this.hostEnvironment = hostEnvironment;
     this.cgroups = cgroups;
@@ -76,8 +80,8 @@ public final class LocalRunner implements Runner, EnforcementReporter {
             ? Enforcement.NONE
             : Enforcement.builder()
                 .envAllowList(true)
-                .memoryCap(cgroups != null && cgroups.memory().available())
-                .cpuCap(cgroups != null && cgroups.cpuAccounting().available())
+                .memoryCap(sampler || (cgroups != null && cgroups.memory().available()))
+                .cpuCap(sampler || (cgroups != null && cgroups.cpuAccounting().available()))
                 .pidsCap(cgroups != null && cgroups.pids().available())
                 .build();
   }
@@ -125,7 +129,20 @@ public final class LocalRunner implements Runner, EnforcementReporter {
               false,
               "the local runner has no network isolation; use a confining backend"));
     }
-    if (cgroups == null) {
+    if (sampler) {
+      String how =
+          "/proc sampler every 50 ms (10 ms in the first 100 ms), kill on overflow, fail-closed"
+              + " after 3 failed samples; approximate: a fast allocator can overshoot between"
+              + " samples and a process that leaves the session unseen escapes (no usable cgroups: "
+              + noCgroupsReason
+              + ")";
+      rows.add(new HostCapability("memory", true, "aggregate RSS from " + how));
+      rows.add(new HostCapability("cpu", true, "budget from user+system time, " + how));
+      rows.add(new HostCapability("pids", false, "needs cgroups: " + noCgroupsReason));
+      rows.add(
+          new HostCapability(
+              "tree kill", false, "process group only (needs cgroups): " + noCgroupsReason));
+    } else if (cgroups == null) {
       String why = engine != null ? engine : noCgroupsReason;
       for (String d : List.of("memory", "cpu", "pids", "tree kill")) {
         rows.add(new HostCapability(d, false, why));
@@ -241,6 +258,9 @@ public final class LocalRunner implements Runner, EnforcementReporter {
       // The seed's budget: timeout x millicores / 1000, saturating.
       double nanos = (double) opts.timeout().toNanos() * r.cpuMillicores() / 1000.0;
       budget = nanos >= Long.MAX_VALUE ? Long.MAX_VALUE : (long) nanos;
+    }
+    if (sampler) {
+      return new SamplerGuard(r.memoryBytes(), budget);
     }
     TreeLimits limits =
         new TreeLimits(r.memoryBytes(), r.maxProcesses(), r.cpuMillicores(), budget);
@@ -421,7 +441,11 @@ public final class LocalRunner implements Runner, EnforcementReporter {
       }
       Cgroups cgroups = null;
       String why = "caps disabled for this runner";
-      if (caps != CapsMechanism.NONE && NativeAccess.isAvailable()) {
+      boolean sampler = false;
+      if (caps == CapsMechanism.PROC_SAMPLER && NativeAccess.isAvailable()) {
+        sampler = SamplerGuard.available();
+        why = sampler ? "the /proc sampler was chosen" : "/proc sampling does not work here";
+      } else if (caps != CapsMechanism.NONE && NativeAccess.isAvailable()) {
         Cgroups.Result r =
             Cgroups.probe(
                 switch (caps) {
@@ -432,9 +456,19 @@ public final class LocalRunner implements Runner, EnforcementReporter {
                 cgroupParent == null ? null : Path.of(cgroupParent));
         cgroups = r.cgroups();
         why = r.whyNot();
+        if (caps == CapsMechanism.AUTO
+            && (cgroups == null || !cgroups.memory().available())
+            && SamplerGuard.available()) {
+          why =
+              cgroups == null
+                  ? why
+                  : "cgroups cannot cap memory here: " + cgroups.memory().detail();
+          cgroups = null;
+          sampler = true;
+        }
       }
       return new LocalRunner(
-          RootedPaths.resolveRoot(rootDir), maxOutputBytes, hostEnvironment, cgroups, why);
+          RootedPaths.resolveRoot(rootDir), maxOutputBytes, hostEnvironment, cgroups, why, sampler);
     }
   }
 }

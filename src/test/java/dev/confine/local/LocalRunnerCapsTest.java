@@ -197,6 +197,57 @@ class LocalRunnerCapsTest {
   }
 
   @Test
+  void samplerForcedOnKillsAMemoryHogAndReportsItsPeak() {
+    LocalRunner r = LocalRunner.builder(root.toString()).caps(CapsMechanism.PROC_SAMPLER).build();
+    assertThat(r.enforcement().memoryCap()).isTrue();
+    assertThat(r.enforcement().pidsCap()).isFalse();
+    assertThat(r.capabilities())
+        .filteredOn(c -> c.dimension().equals("memory"))
+        .singleElement()
+        .satisfies(c -> assertThat(c.detail()).contains("/proc sampler"));
+    long cap = 64 * MIB;
+    SandboxException e =
+        thrown(
+            () ->
+                r.exec(
+                    "sh",
+                    List.of("-c", "head -c 2147483648 /dev/zero | tail"),
+                    caps(
+                        ResourceLimits.builder().memoryBytes(cap).build(),
+                        Duration.ofSeconds(60))));
+    assertThat(e.kind()).isEqualTo(Kind.BUDGET_EXCEEDED);
+    assertThat(e.getMessage()).contains("memory");
+    assertThat(e.partialResult().orElseThrow().usage().peakMemoryBytes())
+        .isGreaterThanOrEqualTo(cap);
+  }
+
+  @Test
+  void samplerForcedOnKillsACpuBurnerAtItsBudget() {
+    LocalRunner r = LocalRunner.builder(root.toString()).caps(CapsMechanism.PROC_SAMPLER).build();
+    long start = System.nanoTime();
+    SandboxException e =
+        thrown(
+            () ->
+                r.exec(
+                    "sh",
+                    List.of("-c", "while :; do :; done"),
+                    caps(
+                        ResourceLimits.builder().cpuMillicores(200).build(),
+                        Duration.ofSeconds(2))));
+    assertThat(e.kind()).isEqualTo(Kind.BUDGET_EXCEEDED);
+    assertThat(e.getMessage()).contains("cpu");
+    assertThat((System.nanoTime() - start) / 1_000_000).isLessThan(1_500);
+    SandboxException pids =
+        thrown(
+            () ->
+                r.exec(
+                    "true",
+                    List.of(),
+                    caps(ResourceLimits.builder().maxProcesses(4).build(), Duration.ZERO)));
+    assertThat(pids.kind()).isEqualTo(Kind.NOT_AVAILABLE);
+  }
+
+  @Test
   void noCapsMeansNotAvailableWithTheReason() {
     LocalRunner r = LocalRunner.builder(root.toString()).caps(CapsMechanism.NONE).build();
     assertThat(r.enforcement().memoryCap()).isFalse();
