@@ -22,6 +22,7 @@ import java.util.Objects;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.ITypeConverter;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -63,6 +64,8 @@ final class ExecCommand implements Callable<Integer> {
   private final RunnerFactory factory;
 
   @Spec private CommandSpec spec;
+
+  @Mixin private BackendOptions backend = new BackendOptions();
 
   @Option(
       names = "--root",
@@ -206,7 +209,7 @@ final class ExecCommand implements Callable<Integer> {
                       .maxProcesses(maxProcesses)
                       .build())
               .build();
-      Runner runner = factory.create(rootDir, maxOutput);
+      Runner runner = factory.create(rootDir, maxOutput, backend);
       return Outcome.of(runner.exec(command.get(0), command.subList(1, command.size()), options));
     } catch (SandboxException e) {
       return Outcome.of(e);

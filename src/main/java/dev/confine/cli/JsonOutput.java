@@ -1,6 +1,7 @@
 package dev.confine.cli;
 
 import dev.confine.ExecResult;
+import dev.confine.ResourceUsage;
 import dev.confine.SandboxException;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
@@ -12,8 +13,13 @@ import java.time.Duration;
  *
  * <pre>{@code
  * {"exit_code":0,"signal":null,"stdout":"hi\n","stderr":"","stdout_truncated":false,
- *  "stderr_truncated":false,"wall_ms":12.5,"error":null}
+ *  "stderr_truncated":false,"wall_ms":12.5,"error":null,
+ *  "usage":{"peak_memory_bytes":1277952,"cpu_user_ms":1.2,"cpu_system_ms":0.4,
+ *           "pids_limit_hit":false}}
  * }</pre>
+ *
+ * <p>{@code usage} holds what the backend measured of the whole process tree (with resource caps:
+ * cgroups or the /proc sampler); a value it did not measure is null.
  *
  * <p>Output is decoded as UTF-8 with malformed bytes replaced by U+FFFD, since JSON strings cannot
  * hold arbitrary bytes; callers that need the exact bytes run without {@code --json}.
@@ -49,6 +55,12 @@ final class JsonOutput {
       JsonString.appendQuoted(b, e.getMessage());
       b.append('}');
     }
+    ResourceUsage u = r == null ? ResourceUsage.NOT_MEASURED : r.usage();
+    b.append(",\"usage\":{\"peak_memory_bytes\":")
+        .append(u.peakMemoryBytes() < 0 ? "null" : Long.toString(u.peakMemoryBytes()));
+    b.append(",\"cpu_user_ms\":").append(u.cpuUser() == null ? "null" : millis(u.cpuUser()));
+    b.append(",\"cpu_system_ms\":").append(u.cpuSystem() == null ? "null" : millis(u.cpuSystem()));
+    b.append(",\"pids_limit_hit\":").append(u.pidsLimitHit()).append('}');
     return b.append('}').toString();
   }
 

@@ -1,5 +1,6 @@
 package dev.confine.cli;
 
+import dev.confine.Runner;
 import dev.confine.local.LocalRunner;
 import java.io.InputStream;
 import java.io.OutputStreamWriter;
@@ -18,12 +19,21 @@ public final class Main {
    * runner's own default (10 MiB).
    */
   static final RunnerFactory BACKEND =
-      (root, maxOutputBytes) -> {
-        LocalRunner.Builder b = LocalRunner.builder(root);
-        if (maxOutputBytes > 0) {
-          b.maxOutputBytes(maxOutputBytes);
+      new RunnerFactory() {
+        @Override
+        public Runner create(String root, long maxOutputBytes) {
+          return create(root, maxOutputBytes, new BackendOptions());
         }
-        return b.build();
+
+        @Override
+        public Runner create(String root, long maxOutputBytes, BackendOptions backend) {
+          LocalRunner.Builder b =
+              LocalRunner.builder(root).caps(backend.caps).cgroupParent(backend.cgroupParent);
+          if (maxOutputBytes > 0) {
+            b.maxOutputBytes(maxOutputBytes);
+          }
+          return b.build();
+        }
       };
 
   private Main() {}
@@ -45,6 +55,7 @@ public final class Main {
       String[] args, InputStream in, PrintStream out, PrintStream err, RunnerFactory factory) {
     CommandLine cli = new CommandLine(new ConfineCommand());
     cli.addSubcommand(new CommandLine(new ExecCommand(in, out, err, factory)));
+    cli.addSubcommand(new CommandLine(new DoctorCommand(out)));
     // Settings after addSubcommand, since picocli copies them to the subcommands present now.
     PrintWriter outWriter = utf8(out);
     PrintWriter errWriter = utf8(err);

@@ -17,4 +17,12 @@ interface RunnerFactory {
    * @throws dev.confine.SandboxException when no runner can be made on this host
    */
   Runner create(String root, long defaultMaxOutputBytes);
+
+  /**
+   * The runner for one invocation with the backend options of the command line; factories that have
+   * no backend to configure (test fakes) ignore them.
+   */
+  default Runner create(String root, long defaultMaxOutputBytes, BackendOptions backend) {
+    return create(root, defaultMaxOutputBytes);
+  }
 }

@@ -376,7 +376,8 @@ class ExecCommandTest {
         .isEqualTo(
             "{\"exit_code\":3,\"signal\":null,\"stdout\":\"out \\\"q\\\"\\n\","
                 + "\"stderr\":\"err\\t\\u0001\",\"stdout_truncated\":false,"
-                + "\"stderr_truncated\":false,\"wall_ms\":12.346,\"error\":null}\n");
+                + "\"stderr_truncated\":false,\"wall_ms\":12.346,\"error\":null"
+                + ",\"usage\":{\"peak_memory_bytes\":null,\"cpu_user_ms\":null,\"cpu_system_ms\":null,\"pids_limit_hit\":false}}\n");
   }
 
   @Test
@@ -395,7 +396,8 @@ class ExecCommandTest {
         .isEqualTo(
             "{\"exit_code\":-1,\"signal\":9,\"stdout\":\"so far\",\"stderr\":\"\","
                 + "\"stdout_truncated\":false,\"stderr_truncated\":false,\"wall_ms\":1000,"
-                + "\"error\":{\"kind\":\"TIMEOUT\",\"message\":\"sandbox: timed out\"}}\n");
+                + "\"error\":{\"kind\":\"TIMEOUT\",\"message\":\"sandbox: timed out\"}"
+                + ",\"usage\":{\"peak_memory_bytes\":null,\"cpu_user_ms\":null,\"cpu_system_ms\":null,\"pids_limit_hit\":false}}\n");
   }
 
   @Test
@@ -408,7 +410,8 @@ class ExecCommandTest {
             "{\"exit_code\":-1,\"signal\":null,\"stdout\":\"\",\"stderr\":\"\","
                 + "\"stdout_truncated\":false,\"stderr_truncated\":false,\"wall_ms\":0,"
                 + "\"error\":{\"kind\":\"NOT_FOUND\",\"message\":\"sandbox: exec"
-                + " no-such-program-confine: executable file not found in $PATH\"}}\n");
+                + " no-such-program-confine: executable file not found in $PATH\"}"
+                + ",\"usage\":{\"peak_memory_bytes\":null,\"cpu_user_ms\":null,\"cpu_system_ms\":null,\"pids_limit_hit\":false}}\n");
   }
 
   @Test

@@ -3,6 +3,7 @@ package dev.confine.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.confine.ExecResult;
+import dev.confine.ResourceUsage;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
 import java.nio.charset.StandardCharsets;
@@ -19,7 +20,8 @@ class JsonOutputTest {
         .isEqualTo(
             "{\"exit_code\":0,\"signal\":null,\"stdout\":\"hi\\n\",\"stderr\":\"\","
                 + "\"stdout_truncated\":false,\"stderr_truncated\":false,\"wall_ms\":12,"
-                + "\"error\":null}");
+                + "\"error\":null"
+                + ",\"usage\":{\"peak_memory_bytes\":null,\"cpu_user_ms\":null,\"cpu_system_ms\":null,\"pids_limit_hit\":false}}");
   }
 
   @Test
@@ -29,7 +31,8 @@ class JsonOutputTest {
         .isEqualTo(
             "{\"exit_code\":-1,\"signal\":9,\"stdout\":\"\",\"stderr\":\"\","
                 + "\"stdout_truncated\":true,\"stderr_truncated\":false,\"wall_ms\":0,"
-                + "\"error\":null}");
+                + "\"error\":null"
+                + ",\"usage\":{\"peak_memory_bytes\":null,\"cpu_user_ms\":null,\"cpu_system_ms\":null,\"pids_limit_hit\":false}}");
   }
 
   @Test
@@ -47,7 +50,8 @@ class JsonOutputTest {
         .isEqualTo(
             "{\"exit_code\":-1,\"signal\":9,\"stdout\":\"so far\",\"stderr\":\"\","
                 + "\"stdout_truncated\":false,\"stderr_truncated\":true,\"wall_ms\":1500.25,"
-                + "\"error\":{\"kind\":\"TIMEOUT\",\"message\":\"sandbox: timed out after 1.5s\"}}");
+                + "\"error\":{\"kind\":\"TIMEOUT\",\"message\":\"sandbox: timed out after 1.5s\"}"
+                + ",\"usage\":{\"peak_memory_bytes\":null,\"cpu_user_ms\":null,\"cpu_system_ms\":null,\"pids_limit_hit\":false}}");
   }
 
   @Test
@@ -57,7 +61,20 @@ class JsonOutputTest {
         .isEqualTo(
             "{\"exit_code\":-1,\"signal\":null,\"stdout\":\"\",\"stderr\":\"\","
                 + "\"stdout_truncated\":false,\"stderr_truncated\":false,\"wall_ms\":0,"
-                + "\"error\":{\"kind\":\"NOT_FOUND\",\"message\":\"sandbox: \\\"nope\\\" not found\"}}");
+                + "\"error\":{\"kind\":\"NOT_FOUND\",\"message\":\"sandbox: \\\"nope\\\" not found\"}"
+                + ",\"usage\":{\"peak_memory_bytes\":null,\"cpu_user_ms\":null,\"cpu_system_ms\":null,\"pids_limit_hit\":false}}");
+  }
+
+  @Test
+  void usageHoldsWhatWasMeasuredAndNullForTheRest() {
+    ExecResult r =
+        ExecResult.builder()
+            .usage(new ResourceUsage(1 << 20, Duration.ofMillis(15), null, true))
+            .build();
+    assertThat(JsonOutput.of(Outcome.of(r)))
+        .endsWith(
+            ",\"usage\":{\"peak_memory_bytes\":1048576,\"cpu_user_ms\":15,"
+                + "\"cpu_system_ms\":null,\"pids_limit_hit\":true}}");
   }
 
   @Test

@@ -1,0 +1,62 @@
+package dev.confine.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Test;
+
+class DoctorCommandTest {
+  private record Run(int status, String out, String err) {}
+
+  private static Run run(String... args) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    int status =
+        Main.run(
+            args,
+            new ByteArrayInputStream(new byte[0]),
+            new PrintStream(out, true, StandardCharsets.UTF_8),
+            new PrintStream(err, true, StandardCharsets.UTF_8),
+            Main.BACKEND);
+    return new Run(
+        status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+  }
+
+  @Test
+  void tableHasOneRowPerDimensionWithTheMechanismOrReason() {
+    Run r = run("doctor");
+    assertThat(r.status()).isZero();
+    assertThat(r.out().lines())
+        .anyMatch(l -> l.matches("memory +(yes|no) +.+"))
+        .anyMatch(l -> l.matches("pids +(yes|no) +.+"))
+        .anyMatch(l -> l.matches("cpu +(yes|no) +.+"))
+        .anyMatch(l -> l.matches("disk +no +no quota mechanism"))
+        .anyMatch(l -> l.matches("net deny_all +no +.+"));
+  }
+
+  @Test
+  void samplerAndNoneAreReportedAsChosen() {
+    assertThat(run("doctor", "--caps", "sampler").out())
+        .containsPattern("memory +yes +aggregate RSS from /proc sampler");
+    assertThat(run("doctor", "--caps", "none").out())
+        .containsPattern("memory +no +caps disabled for this runner");
+  }
+
+  @Test
+  void jsonIsOneObjectWithEveryDimension() {
+    Run r = run("doctor", "--json");
+    assertThat(r.status()).isZero();
+    assertThat(r.out()).startsWith("{\"dimensions\":[{\"dimension\":\"spawn\",\"enforced\":true");
+    assertThat(r.out()).contains("{\"dimension\":\"memory\",\"enforced\":").endsWith("]}\n");
+  }
+
+  @Test
+  void anUnknownMechanismIsAUsageError() {
+    Run r = run("doctor", "--caps", "magic");
+    assertThat(r.status()).isEqualTo(2);
+    assertThat(r.err()).contains("unknown caps mechanism \"magic\"");
+  }
+}
