@@ -44,8 +44,10 @@ def main(folder):
         if f:
             floors.append(f["mean"])
             rounds = ", ".join(f"{x:.1f}" for x in f["rounds"])
-            cpu = f.get("parentCpuMicrosPerSpawn")
-            cpu = f", parent CPU {cpu:.0f} us/spawn" if cpu is not None else ""
+            cpu = ""
+            if "parentCpuMicrosPerSpawn" in f:
+                cpu = (f"; per spawn: posix_spawn {f['spawnCallMicros']:.0f} us, exec to reaped"
+                       f" {f['execToReapMicros']:.0f} us, parent CPU {f['parentCpuMicrosPerSpawn']:.0f} us")
             print(f"{'C floor (' + when + ' JMH)':<34} {'':<6} {f['mean']:>11.1f} {'':>10}  spawns/s  (rounds: {rounds}{cpu})")
     floor = sum(floors) / len(floors) if floors else None
 

@@ -17,10 +17,10 @@ import java.util.TreeMap;
  * ThreadMXBean#getThreadCount()}; their carriers are). Records the count before a trial, the exact
  * peak during it ({@link ThreadMXBean#getPeakThreadCount()} after a reset) and the count after it,
  * with by-kind breakdowns (before, after, and the largest of the snapshots taken while a batch
- * runs), and reports them as one JSON line: printed, and appended to the file named by {@code
- * CONFINE_BENCH_THREADS_FILE} when set. Virtual-thread carriers are the JDK's ForkJoinPool workers:
- * they can grow past the parallelism when a virtual thread blocks in file I/O, whichever engine
- * runs, so the breakdown keeps them apart from the threads an engine owns.
+ * runs), and reports them as one JSON line: appended to the file named by {@code
+ * CONFINE_BENCH_THREADS_FILE} when set, else printed. Virtual-thread carriers are the JDK's
+ * ForkJoinPool workers: they can grow past the parallelism when a virtual thread blocks in file
+ * I/O, whichever engine runs, so the breakdown keeps them apart from the threads an engine owns.
  */
 final class ThreadCounts {
   private static final ThreadMXBean MX = ManagementFactory.getThreadMXBean();
@@ -77,9 +77,10 @@ final class ThreadCounts {
             + ",\"afterBreakdown\":"
             + json(breakdown())
             + "}";
-    System.out.println("confine-threads " + line);
     String file = System.getenv("CONFINE_BENCH_THREADS_FILE");
-    if (file != null && !file.isEmpty()) {
+    if (file == null || file.isEmpty()) {
+      System.out.println("confine-threads " + line);
+    } else {
       try {
         Files.writeString(
             Path.of(file),
