@@ -41,6 +41,9 @@ public final class EventLoop {
   private record Registration(int fd, Handler handler) {}
 
   private static volatile EventLoop shared;
+  private static final MemorySegment ONE = longSegment(1);
+  private static final ThreadLocal<MemorySegment> CTL_EVENT =
+      ThreadLocal.withInitial(() -> epoll_event.allocate(Arena.ofAuto()));
 
   private final int epfd;
   private final int wakeFd;
@@ -71,6 +74,12 @@ public final class EventLoop {
     ctl(LibC.EPOLL_CTL_ADD(), wakeFd, LibC.EPOLLIN(), WAKE_TOKEN);
     thread = Thread.ofPlatform().name("confine-event-loop").daemon().unstarted(this::run);
     thread.start();
+  }
+
+  private static MemorySegment longSegment(long value) {
+    MemorySegment s = Arena.global().allocate(ValueLayout.JAVA_LONG);
+    s.set(ValueLayout.JAVA_LONG, 0, value);
+    return s;
   }
 
   /** The engine's loop, started on first use. */
@@ -156,20 +165,14 @@ public final class EventLoop {
 
   private void wake() {
     // eventfd counts; one pending wake-up is enough however many tasks wait.
-    try (Arena a = Arena.ofConfined()) {
-      MemorySegment one = a.allocate(ValueLayout.JAVA_LONG);
-      one.set(ValueLayout.JAVA_LONG, 0, 1L);
-      Syscalls.write(wakeFd, one, 8);
-    }
+    Syscalls.write(wakeFd, ONE, 8);
   }
 
   private int ctl(int op, int fd, int eventMask, long token) {
-    try (Arena a = Arena.ofConfined()) {
-      MemorySegment ev = epoll_event.allocate(a);
-      epoll_event.events(ev, eventMask);
-      ev.set(ValueLayout.JAVA_LONG_UNALIGNED, epoll_event.data$offset(), token);
-      return Syscalls.epollCtl(epfd, op, fd, ev);
-    }
+    MemorySegment ev = CTL_EVENT.get();
+    epoll_event.events(ev, eventMask);
+    ev.set(ValueLayout.JAVA_LONG_UNALIGNED, epoll_event.data$offset(), token);
+    return Syscalls.epollCtl(epfd, op, fd, ev);
   }
 
   private void run() {

@@ -166,6 +166,12 @@ public final class Execution {
         offset[0] += (int) n;
       }
       loop.close(token);
+      lock.lock();
+      try {
+        in.open = false;
+      } finally {
+        lock.unlock();
+      }
     };
   }
 
@@ -201,8 +207,10 @@ public final class Execution {
     try {
       if (stream.open) {
         stream.open = false;
-        openOutputs--;
-        changed.signalAll();
+        // Waiters for the outputs only care once both are closed: one wake-up, not two.
+        if (--openOutputs == 0) {
+          changed.signalAll();
+        }
       }
     } finally {
       lock.unlock();
@@ -319,19 +327,19 @@ public final class Execution {
     lock.lock();
     try {
       for (Stream st : List.of(out, err, in)) {
+        if (st.open && st.token >= 0) {
+          tokens.add(st.token); // the loop closed the others itself
+        }
         if (st.open && st != in) {
           openOutputs--;
         }
         st.open = false;
-        if (st.token >= 0) {
-          tokens.add(st.token);
-        }
       }
       changed.signalAll();
     } finally {
       lock.unlock();
     }
-    tokens.forEach(loop::close); // idempotent for streams the loop closed already
+    tokens.forEach(loop::close);
   }
 
   /**

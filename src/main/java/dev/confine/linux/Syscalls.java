@@ -154,13 +154,12 @@ final class Syscalls {
     }
   }
 
-  /** Sets O_NONBLOCK on {@code fd}. */
+  /**
+   * Makes the parent's end of a fresh pipe non-blocking. A pipe end's only status flag is its
+   * access mode, which F_SETFL ignores, so no F_GETFL round trip is needed.
+   */
   static void setNonBlocking(int fd) {
-    int flags = fcntl(fd, LibC.F_GETFL(), 0);
-    if (flags < 0) {
-      throw new ErrnoException("fcntl(F_GETFL)", -flags);
-    }
-    int r = fcntl(fd, LibC.F_SETFL(), flags | LibC.O_NONBLOCK());
+    int r = fcntl(fd, LibC.F_SETFL(), LibC.O_NONBLOCK());
     if (r < 0) {
       throw new ErrnoException("fcntl(F_SETFL)", -r);
     }

@@ -57,6 +57,7 @@ public final class LocalRunner implements Runner, EnforcementReporter {
   private final Path root;
   private final long defaultMaxOutputBytes;
   private final Supplier<Map<String, String>> hostEnvironment;
+  private volatile List<String> hostEntries;
   private final Cgroups cgroups; // null: no cgroup caps on this host or by choice
   private final String noCgroupsReason;
   private final boolean sampler; // caps through the /proc sampler (when there are no cgroups)
@@ -366,9 +367,14 @@ public final class LocalRunner implements Runner, EnforcementReporter {
   }
 
   private List<String> hostEntries() {
-    Map<String, String> env = hostEnvironment.get();
-    List<String> entries = new ArrayList<>(env.size());
-    env.forEach((k, v) -> entries.add(k + "=" + v));
+    List<String> entries = hostEntries;
+    if (entries == null) {
+      // The JVM's environment never changes, so its NAME=VALUE list is built once per runner.
+      Map<String, String> env = hostEnvironment.get();
+      List<String> built = new ArrayList<>(env.size());
+      env.forEach((k, v) -> built.add(k + "=" + v));
+      hostEntries = entries = List.copyOf(built);
+    }
     return entries;
   }
 

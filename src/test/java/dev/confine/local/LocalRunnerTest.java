@@ -270,6 +270,10 @@ class LocalRunnerTest {
     }
   }
 
+  private LocalRunner withoutCaps() {
+    return LocalRunner.builder(root.toString()).caps(CapsMechanism.NONE).build();
+  }
+
   @Test
   void policiesThisRunnerCannotEnforceAreNotAvailableBeforeAnythingRuns() {
     ExecOptions net = opts().net(NetPolicy.denyAll()).workDir("/etc").build();
@@ -286,7 +290,7 @@ class LocalRunnerTest {
       SandboxException e =
           thrown(
               () ->
-                  runner()
+                  withoutCaps()
                       .exec(
                           "true",
                           List.of(),
@@ -308,8 +312,23 @@ class LocalRunnerTest {
   }
 
   @Test
-  void reportsOnlyTheEnvAllowList() {
-    assertThat(runner().enforcement()).isEqualTo(Enforcement.builder().envAllowList(true).build());
+  void withoutCapsReportsOnlyTheEnvAllowList() {
+    assertThat(withoutCaps().enforcement())
+        .isEqualTo(Enforcement.builder().envAllowList(true).build());
+  }
+
+  @Test
+  void aDiskQuotaIsNotAvailableWhateverTheCaps() {
+    SandboxException e =
+        thrown(
+            () ->
+                runner()
+                    .exec(
+                        "true",
+                        List.of(),
+                        opts().resources(ResourceLimits.builder().diskBytes(1).build()).build()));
+    assertThat(e.kind()).isEqualTo(Kind.NOT_AVAILABLE);
+    assertThat(e.getMessage()).contains("disk");
   }
 
   @Test
