@@ -22,9 +22,9 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * One sample of a 50-process tree (a shell and 50 {@code sleep}s in one session): Confine's /proc
- * sampler (open/read/close of each member's stat and children files through FFM, plus a /proc
- * scan of the session every 20th sample) against what the seed effectively runs at every tick,
- * {@code ps -o rss=,time= -s SID}, started with ProcessBuilder and read to the end.
+ * sampler (open/read/close of each member's stat and children files through FFM, plus a /proc scan
+ * of the session every 20th sample) against what the seed effectively runs at every tick, {@code ps
+ * -o rss=,time= -s SID}, started with ProcessBuilder and read to the end.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
