@@ -117,14 +117,6 @@ public final class EventLoop {
     return token;
   }
 
-  /** Changes the events watched for a registration. */
-  public void modify(long token, int eventMask) {
-    Registration reg = registrations.get(token);
-    if (reg != null) {
-      ctl(LibC.EPOLL_CTL_MOD(), reg.fd, eventMask, token);
-    }
-  }
-
   /**
    * Stops watching and closes the fd of {@code token}, on the loop thread (now when called from it,
    * else as soon as the loop runs the request). Idempotent.
