@@ -38,7 +38,7 @@ public final class EventLoop {
     void onEvents(long token, int events);
   }
 
-  private record Registration(int fd, Handler handler) {}
+  private record Registration(int fd, Handler handler, boolean late) {}
 
   private static volatile EventLoop shared;
   private static final MemorySegment ONE = longSegment(1);
@@ -107,8 +107,18 @@ public final class EventLoop {
    * @return the registration's token
    */
   public long register(int fd, int eventMask, Handler handler) {
+    return register(fd, eventMask, handler, false);
+  }
+
+  /**
+   * As {@link #register(int, int, Handler)}; a {@code late} registration's events are handled after
+   * the other events of the same wake-up. A child's exit (its pidfd) is late: its pipes' end of
+   * file usually arrives in the same wake-up, and handling it first lets the waiting caller wake
+   * once, not twice.
+   */
+  public long register(int fd, int eventMask, Handler handler, boolean late) {
     long token = nextToken.getAndIncrement();
-    registrations.put(token, new Registration(fd, handler));
+    registrations.put(token, new Registration(fd, handler, late));
     int r = ctl(LibC.EPOLL_CTL_ADD(), fd, eventMask, token);
     if (r < 0) {
       registrations.remove(token);
@@ -179,23 +189,27 @@ public final class EventLoop {
         LOG.error("confine event loop: epoll_wait failed: {}", Syscalls.strerror(-n));
         return;
       }
-      for (int i = 0; i < n; i++) {
-        long base = i * size;
-        int mask = events.get(ValueLayout.JAVA_INT_UNALIGNED, base);
-        long token = events.get(ValueLayout.JAVA_LONG_UNALIGNED, base + dataOffset);
-        if (token == WAKE_TOKEN) {
-          Syscalls.read(wakeFd, wakeBuffer, 8);
-          continue;
-        }
-        Registration reg = registrations.get(token);
-        if (reg == null) {
-          continue;
-        }
-        try {
-          reg.handler.onEvents(token, mask);
-        } catch (Throwable t) {
-          LOG.error("confine event loop: handler for fd {} failed", reg.fd, t);
-          close(token);
+      for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < n; i++) {
+          long base = i * size;
+          int mask = events.get(ValueLayout.JAVA_INT_UNALIGNED, base);
+          long token = events.get(ValueLayout.JAVA_LONG_UNALIGNED, base + dataOffset);
+          if (token == WAKE_TOKEN) {
+            if (pass == 0) {
+              Syscalls.read(wakeFd, wakeBuffer, 8);
+            }
+            continue;
+          }
+          Registration reg = registrations.get(token);
+          if (reg == null || reg.late != (pass == 1)) {
+            continue;
+          }
+          try {
+            reg.handler.onEvents(token, mask);
+          } catch (Throwable t) {
+            LOG.error("confine event loop: handler for fd {} failed", reg.fd, t);
+            close(token);
+          }
         }
       }
       Runnable task;

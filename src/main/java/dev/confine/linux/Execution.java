@@ -48,6 +48,7 @@ public final class Execution {
   private String reapFailure;
   private long exitNanos;
   private int openOutputs = 2;
+  private int outputWaiters; // callers in awaitOutputClosed, under lock
   private final Stream out = new Stream();
   private final Stream err = new Stream();
   private final Stream in = new Stream();
@@ -112,7 +113,7 @@ public final class Execution {
         e.register(e.in, s.stdinFd(), LibC.EPOLLOUT(), e.writer(stdin));
       }
     }
-    loop.register(s.pidfd(), LibC.EPOLLIN(), e::onExit);
+    loop.register(s.pidfd(), LibC.EPOLLIN(), e::onExit, true);
     return e;
   }
 
@@ -207,8 +208,10 @@ public final class Execution {
     try {
       if (stream.open) {
         stream.open = false;
-        // Waiters for the outputs only care once both are closed: one wake-up, not two.
-        if (--openOutputs == 0) {
+        // The caller waits for the exit first, then for both outputs; the exit is handled after
+        // the outputs of the same wake-up (a late registration), so a child whose pipes close as
+        // it exits wakes its caller once.
+        if (--openOutputs == 0 && (exited() || outputWaiters > 0)) {
           changed.signalAll();
         }
       }
@@ -262,6 +265,7 @@ public final class Execution {
    */
   public boolean awaitOutputClosed(long deadlineNanos) throws InterruptedException {
     lock.lock();
+    outputWaiters++;
     try {
       while (openOutputs > 0) {
         if (!awaitUntil(deadlineNanos)) {
@@ -270,6 +274,7 @@ public final class Execution {
       }
       return true;
     } finally {
+      outputWaiters--;
       lock.unlock();
     }
   }
