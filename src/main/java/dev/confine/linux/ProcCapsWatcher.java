@@ -67,6 +67,11 @@ public final class ProcCapsWatcher {
 
   private ProcCapsWatcher() {}
 
+  /** Starts the shared sampler thread now, from the calling (unconfined) thread. */
+  static void startSharedThread() {
+    SharedThread.EXECUTOR.prestartCoreThread();
+  }
+
   private static final class SharedThread {
     static final ScheduledThreadPoolExecutor EXECUTOR = create();
 

@@ -55,6 +55,12 @@ final class Syscalls {
       bindVariadic("syscall", FunctionDescriptor.of(LONG, LONG, INT, INT, INT), 1);
   private static final MethodHandle SYSCALL_4 =
       bindVariadic("syscall", FunctionDescriptor.of(LONG, LONG, INT, INT, ADDR, INT), 1);
+  private static final MethodHandle SYSCALL_PTR_LONG_INT =
+      bindVariadic("syscall", FunctionDescriptor.of(LONG, LONG, ADDR, LONG, INT), 1);
+  private static final MethodHandle SYSCALL_INT_INT_PTR =
+      bindVariadic("syscall", FunctionDescriptor.of(LONG, LONG, INT, INT, ADDR), 1);
+  private static final MethodHandle PRCTL =
+      bindVariadic("prctl", FunctionDescriptor.of(INT, INT, LONG, LONG, LONG, LONG), 1);
   private static final MethodHandle OPEN =
       bindVariadic("open", FunctionDescriptor.of(INT, ADDR, INT, INT), 2);
   private static final MethodHandle GETTID =
@@ -251,6 +257,74 @@ final class Syscalls {
               SYSCALL_4.invokeExact(
                   st, (long) LibC.SYS_pidfd_send_signal(), pidfd, signal, MemorySegment.NULL, 0);
       return r < 0 ? -errno(st) : (int) r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /**
+   * landlock_create_ruleset(2): a ruleset fd, the ABI version (with the VERSION flag), or -errno.
+   */
+  static int landlockCreateRuleset(MemorySegment attr, long size, int flags) {
+    MemorySegment st = STATE.get();
+    try {
+      long r =
+          (long)
+              SYSCALL_PTR_LONG_INT.invokeExact(
+                  st, (long) LibC.SYS_landlock_create_ruleset(), attr, size, flags);
+      return r < 0 ? -errno(st) : (int) r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /** landlock_add_rule(2): 0 or -errno. */
+  static int landlockAddRule(int rulesetFd, int ruleType, MemorySegment attr) {
+    MemorySegment st = STATE.get();
+    try {
+      long r =
+          (long)
+              SYSCALL_4.invokeExact(
+                  st, (long) LibC.SYS_landlock_add_rule(), rulesetFd, ruleType, attr, 0);
+      return r < 0 ? -errno(st) : (int) r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /** landlock_restrict_self(2) of the calling thread: 0 or -errno. */
+  static int landlockRestrictSelf(int rulesetFd) {
+    MemorySegment st = STATE.get();
+    try {
+      long r =
+          (long)
+              SYSCALL_3.invokeExact(st, (long) LibC.SYS_landlock_restrict_self(), rulesetFd, 0, 0);
+      return r < 0 ? -errno(st) : (int) r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /** seccomp(2): the result or -errno. */
+  static int seccomp(int operation, int flags, MemorySegment args) {
+    MemorySegment st = STATE.get();
+    try {
+      long r =
+          (long)
+              SYSCALL_INT_INT_PTR.invokeExact(
+                  st, (long) LibC.SYS_seccomp(), operation, flags, args);
+      return r < 0 ? -errno(st) : (int) r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /** prctl(2) with one argument (the rest zero): the result or -errno. */
+  static int prctl(int option, long arg2) {
+    MemorySegment st = STATE.get();
+    try {
+      int r = (int) PRCTL.invokeExact(st, option, arg2, 0L, 0L, 0L);
+      return r < 0 ? -errno(st) : r;
     } catch (Throwable t) {
       throw rethrow(t);
     }

@@ -1,0 +1,353 @@
+package dev.confine.linux;
+
+import dev.confine.linux.libc.LibC;
+import java.lang.foreign.Arena;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The confinement threads: one dedicated platform daemon thread per distinct {@link Confinement},
+ * created from an unconfined caller thread, that first confines ITSELF (no_new_privs, Landlock,
+ * seccomp; all per thread and inherited by what the thread spawns) and then only runs spawn
+ * requests handed over by callers. At most {@link #MAX_LIVE} live; the least recently used retires
+ * when another is needed.
+ *
+ * <p>Hazard this class exists for: a thread created by a confined thread inherits its confinement.
+ * So a confinement thread never starts threads and never touches lazily started pools or engine
+ * threads (ForkJoinPool, CompletableFuture's async methods, virtual threads, HttpClient, logging):
+ * requests and results travel through plain lock/condition holders, and {@link
+ * #startEngineThreads()} starts every lazily started engine thread from an unconfined thread before
+ * the first confinement thread exists.
+ */
+public final class ConfinementThreads {
+  /** How many confinement threads may be live at once. */
+  public static final int MAX_LIVE = 8;
+
+  /** The thread name prefix, for tests and thread dumps. */
+  public static final String NAME_PREFIX = "confine-confinement-";
+
+  private static final AtomicInteger COUNTER = new AtomicInteger();
+  private static final Object POOL = new Object();
+  private static final LinkedHashMap<Confinement, Worker> LIVE =
+      new LinkedHashMap<>(16, 0.75f, true); // access order: the eldest is the least recently used
+  private static volatile boolean engineStarted;
+
+  private ConfinementThreads() {}
+
+  /**
+   * A confinement: writes allowed only beneath {@code writable} (sorted, distinct absolute paths),
+   * and whether network sockets are denied.
+   */
+  public record Confinement(List<String> writable, boolean denyNetwork) {
+    /** Sorts and de-duplicates the paths. */
+    public Confinement {
+      writable = List.copyOf(new TreeSet<>(writable));
+    }
+  }
+
+  /**
+   * Starts, from the calling thread, every engine thread that would otherwise start lazily: the
+   * event loop, the cap watcher, the /proc caps sampler, the cgroup placement thread, and the
+   * common Cleaner behind automatic arenas. Must run on an unconfined thread before the first
+   * confinement thread exists, so none of them can ever be created by (and inherit the confinement
+   * of) a confinement thread. Idempotent.
+   */
+  public static void startEngineThreads() {
+    if (engineStarted) {
+      return;
+    }
+    synchronized (POOL) {
+      if (engineStarted) {
+        return;
+      }
+      if (isConfinementThread()) {
+        throw new IllegalStateException("engine threads must start from an unconfined thread");
+      }
+      EventLoop.shared();
+      ProcCapsWatcher.startSharedThread();
+      try {
+        for (Class<?> c :
+            List.of(CapWatch.class, PlacementThread.class, Landlock.class, SeccompNetDeny.class)) {
+          Class.forName(c.getName(), true, c.getClassLoader());
+        }
+      } catch (ClassNotFoundException e) {
+        throw new IllegalStateException(e);
+      }
+      Arena.ofAuto().allocate(1); // the common Cleaner thread
+      Syscalls.gettid();
+      engineStarted = true;
+    }
+  }
+
+  /** Whether the calling thread is a confinement thread. */
+  static boolean isConfinementThread() {
+    return Thread.currentThread().getName().startsWith(NAME_PREFIX)
+        && Thread.currentThread().isDaemon();
+  }
+
+  /** How many confinement threads are live (for tests). */
+  public static int live() {
+    synchronized (POOL) {
+      return LIVE.size();
+    }
+  }
+
+  /**
+   * Spawns {@code spec} on the confinement thread of {@code confinement}, creating that thread (and
+   * retiring the least recently used one past {@link #MAX_LIVE}) when needed. Waits for the spawn
+   * without giving up on interrupt (an abandoned spawn would leak a child); the interrupt status is
+   * kept.
+   *
+   * @throws ConfinementException when the confinement cannot be applied on this host
+   * @throws ErrnoException when the spawn itself fails
+   */
+  public static Spawner.Spawned spawn(Confinement confinement, SpawnSpec spec) {
+    startEngineThreads();
+    while (true) {
+      Worker w = worker(confinement);
+      Request r = new Request(spec);
+      if (!w.submit(r)) {
+        continue; // retired in between: take (or make) the current one
+      }
+      try {
+        return r.await();
+      } catch (ConfinementException e) {
+        synchronized (POOL) {
+          LIVE.remove(confinement, w);
+        }
+        throw e;
+      }
+    }
+  }
+
+  private static Worker worker(Confinement confinement) {
+    synchronized (POOL) {
+      Worker w = LIVE.get(confinement);
+      if (w != null && !w.hasEnded()) {
+        return w;
+      }
+      if (w != null) {
+        LIVE.remove(confinement);
+      }
+      List<Worker> retired = new ArrayList<>();
+      Iterator<Map.Entry<Confinement, Worker>> it = LIVE.entrySet().iterator();
+      while (LIVE.size() >= MAX_LIVE && it.hasNext()) {
+        Worker eldest = it.next().getValue();
+        it.remove();
+        eldest.retire();
+        retired.add(eldest);
+      }
+      for (Worker old : retired) {
+        old.join(); // keeps the bound strict: it ends once its queued spawns are done
+      }
+      if (isConfinementThread()) {
+        throw new IllegalStateException("a confinement thread must not create threads");
+      }
+      w = new Worker(confinement);
+      LIVE.put(confinement, w);
+      w.thread.start();
+      return w;
+    }
+  }
+
+  /** One spawn handed to a confinement thread, and its outcome. */
+  private static final class Request {
+    private final SpawnSpec spec;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition done = lock.newCondition();
+    private boolean finished;
+    private Spawner.Spawned result;
+    private Throwable failure;
+
+    Request(SpawnSpec spec) {
+      this.spec = spec;
+    }
+
+    /** On the confinement thread. */
+    void run() {
+      Spawner.Spawned s = null;
+      Throwable f = null;
+      try {
+        s = Spawner.spawn(spec);
+      } catch (Throwable t) {
+        f = t;
+      }
+      finish(s, f);
+    }
+
+    void finish(Spawner.Spawned s, Throwable f) {
+      lock.lock();
+      try {
+        result = s;
+        failure = f;
+        finished = true;
+        done.signalAll();
+      } finally {
+        lock.unlock();
+      }
+    }
+
+    Spawner.Spawned await() {
+      lock.lock();
+      try {
+        while (!finished) {
+          done.awaitUninterruptibly();
+        }
+      } finally {
+        lock.unlock();
+      }
+      if (failure == null) {
+        return result;
+      }
+      if (failure instanceof RuntimeException re) {
+        throw re;
+      }
+      if (failure instanceof Error e) {
+        throw e;
+      }
+      throw new IllegalStateException(failure);
+    }
+  }
+
+  /** A confinement thread: confines itself, then serves spawn requests until retired. */
+  private static final class Worker implements Runnable {
+    private final Confinement confinement;
+    private final Thread thread;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition changed = lock.newCondition();
+    private final ArrayDeque<Request> queue = new ArrayDeque<>();
+    private boolean retired;
+    private boolean ended;
+    private ConfinementException failure;
+
+    Worker(Confinement confinement) {
+      this.confinement = confinement;
+      this.thread =
+          Thread.ofPlatform()
+              .name(NAME_PREFIX + COUNTER.incrementAndGet())
+              .daemon()
+              .inheritInheritableThreadLocals(false)
+              .unstarted(this);
+    }
+
+    /** Queues {@code r}; false when this thread no longer takes requests. */
+    boolean submit(Request r) {
+      lock.lock();
+      try {
+        if (failure != null) {
+          r.finish(null, failure);
+          return true;
+        }
+        if (retired || ended) {
+          return false;
+        }
+        queue.add(r);
+        changed.signalAll();
+        return true;
+      } finally {
+        lock.unlock();
+      }
+    }
+
+    boolean hasEnded() {
+      lock.lock();
+      try {
+        return ended && failure == null;
+      } finally {
+        lock.unlock();
+      }
+    }
+
+    void retire() {
+      lock.lock();
+      try {
+        retired = true;
+        changed.signalAll();
+      } finally {
+        lock.unlock();
+      }
+    }
+
+    void join() {
+      boolean interrupted = false;
+      while (thread.isAlive()) {
+        try {
+          thread.join();
+        } catch (InterruptedException e) {
+          interrupted = true;
+        }
+      }
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+
+    @Override
+    public void run() {
+      ConfinementException f = null;
+      try {
+        apply(confinement);
+      } catch (ConfinementException e) {
+        f = e;
+      } catch (Throwable t) {
+        f = new ConfinementException("thread", String.valueOf(t), 0);
+      }
+      if (f != null) {
+        lock.lock();
+        try {
+          failure = f;
+          ended = true;
+          for (Request r : queue) {
+            r.finish(null, f);
+          }
+          queue.clear();
+        } finally {
+          lock.unlock();
+        }
+        return;
+      }
+      while (true) {
+        Request r;
+        lock.lock();
+        try {
+          while (queue.isEmpty() && !retired) {
+            changed.awaitUninterruptibly();
+          }
+          r = queue.poll();
+          if (r == null) {
+            ended = true;
+            return;
+          }
+        } finally {
+          lock.unlock();
+        }
+        r.run();
+      }
+    }
+
+    /** Confines the calling thread: no_new_privs, then Landlock, then (maybe) seccomp. */
+    private static void apply(Confinement c) {
+      int r = Syscalls.prctl(LibC.PR_SET_NO_NEW_PRIVS(), 1L);
+      if (r < 0) {
+        throw new ConfinementException("no_new_privs", "prctl(PR_SET_NO_NEW_PRIVS)", -r);
+      }
+      List<Path> paths = new ArrayList<>(c.writable().size());
+      for (String p : c.writable()) {
+        paths.add(Path.of(p));
+      }
+      Landlock.restrictSelf(paths);
+      if (c.denyNetwork()) {
+        SeccompNetDeny.installOnThisThread();
+      }
+    }
+  }
+}

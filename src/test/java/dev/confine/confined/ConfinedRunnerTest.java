@@ -1,0 +1,267 @@
+package dev.confine.confined;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.confine.Enforcement;
+import dev.confine.ExecOptions;
+import dev.confine.ExecResult;
+import dev.confine.NetMode;
+import dev.confine.NetPolicy;
+import dev.confine.ResourceLimits;
+import dev.confine.SandboxException;
+import dev.confine.SandboxException.Kind;
+import dev.confine.linux.Landlock;
+import dev.confine.linux.SeccompNetDeny;
+import dev.confine.testing.HostRequirements;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ConfinedRunnerTest {
+  @TempDir Path root;
+  @TempDir Path outside;
+  @TempDir Path writable;
+
+  @BeforeEach
+  void needsLandlock() {
+    HostRequirements.require(
+        Landlock.abi() > 0, Landlock.unavailabilityCause().orElse("no Landlock"));
+  }
+
+  private ConfinedRunner runner() {
+    return ConfinedRunner.builder(root.toString()).writablePaths(writable.toString()).build();
+  }
+
+  private ExecResult sh(String script) {
+    return runner().exec("sh", List.of("-c", script), timeout());
+  }
+
+  private static ExecOptions timeout() {
+    return ExecOptions.builder().timeout(Duration.ofSeconds(30)).build();
+  }
+
+  private static ExecOptions denyAll() {
+    return ExecOptions.builder().timeout(Duration.ofSeconds(30)).net(NetPolicy.denyAll()).build();
+  }
+
+  static boolean onPath(String program) {
+    for (String dir : System.getenv().getOrDefault("PATH", "").split(":")) {
+      if (!dir.isEmpty() && Files.isExecutable(Path.of(dir, program))) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static void requirePython() {
+    HostRequirements.require(onPath("python3"), "python3 is not installed");
+  }
+
+  @Test
+  void reportsWhatItEnforces() {
+    Enforcement e = runner().enforcement();
+    assertThat(e.envAllowList()).isTrue();
+    assertThat(e.filesystemBounds()).isTrue();
+    assertThat(e.netModes())
+        .isEqualTo(SeccompNetDeny.isAvailable() ? List.of(NetMode.DENY_ALL) : List.of());
+    assertThat(e.memoryCap() || e.cpuCap() || e.pidsCap()).isFalse();
+  }
+
+  @Test
+  void touchInsideTheRootWorksAndOutsideIsRefused() {
+    ExecResult in = runner().exec("touch", List.of(root.resolve("a").toString()), timeout());
+    assertThat(in.exitCode()).isZero();
+    assertThat(root.resolve("a")).exists();
+
+    ExecResult out = runner().exec("touch", List.of(outside.resolve("b").toString()), timeout());
+    assertThat(out.exitCode()).isNotZero();
+    assertThat(out.stderrText()).contains("Permission denied");
+    assertThat(outside.resolve("b")).doesNotExist();
+  }
+
+  @Test
+  void cpIntoAWritablePathWorksAndOutsideIsRefused() throws IOException {
+    Files.writeString(root.resolve("src"), "data");
+    ExecResult ok =
+        runner().exec("cp", List.of("src", writable.resolve("dst").toString()), timeout());
+    assertThat(ok.exitCode()).isZero();
+    assertThat(writable.resolve("dst")).hasContent("data");
+
+    ExecResult refused =
+        runner().exec("cp", List.of("src", outside.resolve("dst").toString()), timeout());
+    assertThat(refused.exitCode()).isNotZero();
+    assertThat(refused.stderrText()).contains("Permission denied");
+    assertThat(outside.resolve("dst")).doesNotExist();
+  }
+
+  @Test
+  void shellRedirectOutsideIsRefused() throws IOException {
+    Path existing = Files.writeString(outside.resolve("existing"), "keep");
+    ExecResult r = sh("echo x > " + outside.resolve("file") + "; echo y > " + existing);
+    assertThat(r.exitCode()).isNotZero();
+    assertThat(r.stderrText()).contains("Permission denied");
+    assertThat(outside.resolve("file")).doesNotExist();
+    assertThat(existing).hasContent("keep");
+    assertThat(sh("echo x > inside && cat inside").stdoutText()).isEqualTo("x\n");
+  }
+
+  @Test
+  void hardLinksAndRenamesAcrossTheBoundAreRefused() throws IOException {
+    Path secret = Files.writeString(outside.resolve("secret"), "keep");
+    Files.writeString(root.resolve("mine"), "mine");
+
+    // a link inside the root to a file outside would make it writable
+    assertThat(sh("ln " + secret + " link").exitCode()).isNotZero();
+    assertThat(root.resolve("link")).doesNotExist();
+    // a link outside to a file inside
+    assertThat(sh("ln mine " + outside.resolve("mine")).exitCode()).isNotZero();
+    assertThat(outside.resolve("mine")).doesNotExist();
+    // renames either way
+    assertThat(sh("mv " + secret + " stolen").exitCode()).isNotZero();
+    assertThat(secret).hasContent("keep");
+    assertThat(root.resolve("stolen")).doesNotExist();
+    assertThat(sh("mv mine " + outside.resolve("moved")).exitCode()).isNotZero();
+    assertThat(outside.resolve("moved")).doesNotExist();
+    // within the bounds, both work
+    assertThat(sh("ln mine link2 && mv link2 " + writable.resolve("moved")).exitCode()).isZero();
+    assertThat(writable.resolve("moved")).hasContent("mine");
+  }
+
+  @Test
+  void writingThroughASymlinkThatPointsOutsideIsRefused() throws IOException {
+    Path target = Files.writeString(outside.resolve("target"), "keep");
+    Files.createSymbolicLink(root.resolve("link"), target);
+    Files.createSymbolicLink(root.resolve("dirlink"), outside);
+    ExecResult r = sh("echo x > link");
+    assertThat(r.exitCode()).isNotZero();
+    assertThat(r.stderrText()).contains("Permission denied");
+    assertThat(sh("echo x > dirlink/new").exitCode()).isNotZero();
+    assertThat(target).hasContent("keep");
+    assertThat(outside.resolve("new")).doesNotExist();
+  }
+
+  @Test
+  void pythonOpenForWritingOutsideIsRefused() {
+    requirePython();
+    String outsideFile = outside.resolve("py").toString();
+    ExecResult r =
+        runner()
+            .exec(
+                "python3", List.of("-c", "open('" + outsideFile + "', 'w').write('x')"), timeout());
+    assertThat(r.exitCode()).isNotZero();
+    assertThat(r.stderrText()).contains("PermissionError");
+    assertThat(Path.of(outsideFile)).doesNotExist();
+    ExecResult in =
+        runner().exec("python3", List.of("-c", "open('inside', 'w').write('x')"), timeout());
+    assertThat(in.exitCode()).isZero();
+  }
+
+  @Test
+  void readsStayOpenAndTheScratchTmpdirIsPrivateAndRemoved() throws IOException {
+    Path readable = Files.writeString(outside.resolve("readable"), "visible\n");
+    ExecResult r = sh("cat " + readable + " && echo t > \"$TMPDIR/t\" && echo \"$TMPDIR\"");
+    assertThat(r.exitCode()).isZero();
+    assertThat(r.stdoutText()).startsWith("visible");
+    Path tmp = Path.of(r.stdoutText().lines().toList().get(1));
+    assertThat(tmp.toString()).contains("confine-scratch-");
+    assertThat(tmp).doesNotExist(); // removed after the exec
+    assertThat(sh("echo x > /dev/null").exitCode()).isZero();
+  }
+
+  @Test
+  void denyAllRefusesInetSocketsButNotUnixSockets() {
+    requirePython();
+    HostRequirements.require(
+        SeccompNetDeny.isAvailable(), SeccompNetDeny.unavailabilityCause().orElse(""));
+    ConfinedRunner runner = runner();
+    for (String family : List.of("AF_INET", "AF_INET6")) {
+      ExecResult r =
+          runner.exec(
+              "python3",
+              List.of("-c", "import socket; socket.socket(socket." + family + ")"),
+              denyAll());
+      assertThat(r.exitCode()).as(family).isNotZero();
+      assertThat(r.stderrText()).as(family).contains("PermissionError");
+    }
+    ExecResult unix =
+        runner.exec(
+            "python3",
+            List.of(
+                "-c",
+                "import socket; a, b = socket.socketpair(socket.AF_UNIX); a.send(b'x');"
+                    + " print(b.recv(1).decode()); socket.socket(socket.AF_UNIX)"),
+            denyAll());
+    assertThat(unix.exitCode()).as(unix.stderrText()).isZero();
+    assertThat(unix.stdoutText()).isEqualTo("x\n");
+    // the same runner without DENY_ALL: sockets work (a different confinement thread)
+    ExecResult inet =
+        runner.exec(
+            "python3", List.of("-c", "import socket; socket.socket(socket.AF_INET)"), timeout());
+    assertThat(inet.exitCode()).as(inet.stderrText()).isZero();
+  }
+
+  @Test
+  void curlFailsUnderDenyAll() {
+    HostRequirements.require(onPath("curl"), "curl is not installed");
+    HostRequirements.require(
+        SeccompNetDeny.isAvailable(), SeccompNetDeny.unavailabilityCause().orElse(""));
+    ExecResult r =
+        runner().exec("curl", List.of("-v", "--max-time", "5", "http://127.0.0.1:1/"), denyAll());
+    ExecResult control =
+        runner().exec("curl", List.of("-v", "--max-time", "5", "http://127.0.0.1:1/"), timeout());
+    // Without the filter curl creates its socket and tries to connect (refused on port 1); with
+    // it, socket() fails and curl never gets to "Trying".
+    assertThat(control.stderrText()).contains("Trying 127.0.0.1");
+    assertThat(r.exitCode()).isEqualTo(7);
+    assertThat(r.stderrText()).doesNotContain("Trying").contains("Couldn't connect");
+  }
+
+  @Test
+  void aChildCannotSignalTheJvm() {
+    HostRequirements.require(Landlock.abi() >= 6, "signal scoping needs Landlock ABI 6");
+    long jvm = ProcessHandle.current().pid();
+    ExecResult r = sh("kill -0 $$ && echo self-ok; kill -0 " + jvm + " && echo jvm-reachable");
+    assertThat(r.stdoutText()).isEqualTo("self-ok\n");
+    assertThat(r.stderrText()).isNotEmpty();
+  }
+
+  @Test
+  void allowListProxyAndCapsAreNotAvailable() {
+    for (NetMode mode : List.of(NetMode.ALLOW_LIST, NetMode.PROXY)) {
+      NetPolicy net =
+          mode == NetMode.ALLOW_LIST
+              ? NetPolicy.allowList()
+              : NetPolicy.proxy("http://127.0.0.1:3128");
+      assertThatThrownBy(
+              () -> runner().exec("true", List.of(), ExecOptions.builder().net(net).build()))
+          .isInstanceOfSatisfying(
+              SandboxException.class, e -> assertThat(e.kind()).isEqualTo(Kind.NOT_AVAILABLE))
+          .hasMessageContaining("network proxy");
+    }
+    ExecOptions caps =
+        ExecOptions.builder()
+            .resources(ResourceLimits.builder().memoryBytes(64L << 20).build())
+            .build();
+    assertThatThrownBy(() -> runner().exec("true", List.of(), caps))
+        .isInstanceOfSatisfying(
+            SandboxException.class, e -> assertThat(e.kind()).isEqualTo(Kind.NOT_AVAILABLE))
+        .hasMessageContaining("Landlock");
+  }
+
+  @Test
+  void aMissingWritablePathIsAValidationError() {
+    assertThatThrownBy(
+            () ->
+                ConfinedRunner.builder(root.toString())
+                    .writablePaths(outside.resolve("missing").toString())
+                    .build())
+        .isInstanceOfSatisfying(
+            SandboxException.class, e -> assertThat(e.kind()).isEqualTo(Kind.VALIDATION));
+  }
+}
