@@ -12,18 +12,12 @@ import dev.confine.RootedPaths;
 import dev.confine.Runner;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
-import dev.confine.linux.Completion;
 import dev.confine.linux.ConfinementException;
 import dev.confine.linux.ConfinementThreads;
 import dev.confine.linux.ConfinementThreads.Confinement;
-import dev.confine.linux.EngineException;
-import dev.confine.linux.ErrnoException;
-import dev.confine.linux.ExecutableLookup;
-import dev.confine.linux.Execution;
 import dev.confine.linux.Landlock;
 import dev.confine.linux.NativeAccess;
 import dev.confine.linux.SeccompNetDeny;
-import dev.confine.linux.SpawnSpec;
 import dev.confine.linux.TreeGuard;
 import dev.confine.local.ExecOutcomes;
 import dev.confine.local.LocalRunner;
@@ -178,17 +172,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter {
     }
     ExecPolicy.validate(opts, enforcement);
 
-    Path workDir = RootedPaths.resolveWorkDir(root, opts.workDir());
-    if (!Files.isDirectory(workDir)) {
-      throw new SandboxException(
-          Kind.INTERNAL,
-          "sandbox: exec "
-              + cmd
-              + ": chdir "
-              + workDir
-              + ": "
-              + (Files.exists(workDir) ? "not a directory" : "no such file or directory"));
-    }
+    Path workDir = ExecOutcomes.workDir(root, cmd, opts);
     Path tmp = scratch.resolve("exec-" + execs.incrementAndGet());
     try {
       Files.createDirectories(tmp);
@@ -200,46 +184,20 @@ public final class ConfinedRunner implements Runner, EnforcementReporter {
       List<String> env = new ArrayList<>(opts.env().apply(hostEntries()));
       env.removeIf(e -> e.startsWith("TMPDIR="));
       env.add("TMPDIR=" + tmp);
-      String executable =
-          switch (ExecutableLookup.find(cmd, workDir, System.getenv("PATH"))) {
-            case ExecutableLookup.Found f -> f.path();
-            case ExecutableLookup.NotFound nf ->
-                throw new SandboxException(
-                    Kind.NOT_FOUND, "sandbox: exec " + cmd + ": " + nf.reason());
-            case ExecutableLookup.NotExecutable ne ->
-                throw new SandboxException(
-                    Kind.FORBIDDEN, "sandbox: exec " + cmd + ": " + ne.reason());
-          };
-      List<String> argv = new ArrayList<>(request.args().size() + 1);
-      argv.add(cmd);
-      argv.addAll(request.args());
       long cap =
           opts.resources().maxOutputBytes() > 0
               ? opts.resources().maxOutputBytes()
               : defaultMaxOutputBytes;
       Confinement confinement = confinement(denyNetwork);
       TreeGuard guard = spec -> ConfinementThreads.spawn(confinement, spec);
-      Execution execution;
       try {
-        execution =
-            Execution.start(
-                new SpawnSpec(executable, argv, env, workDir.toString(), opts.hasStdin()),
-                opts.stdin(),
-                cap,
-                guard);
+        return ExecOutcomes.run(request, workDir, env, cap, guard, deadline);
       } catch (ConfinementException e) {
         throw new SandboxException(
             Kind.NOT_AVAILABLE,
             "sandbox: exec " + cmd + ": the confinement could not be applied: " + e.getMessage(),
             e);
-      } catch (ErrnoException e) {
-        throw ExecOutcomes.spawnFailure(cmd, e);
-      } catch (EngineException e) {
-        throw new SandboxException(
-            Kind.INTERNAL, "sandbox: exec " + cmd + ": " + e.getMessage(), e);
       }
-      Completion done = execution.runToCompletion(deadline, LocalRunner.DRAIN.toNanos());
-      return ExecOutcomes.classify(cmd, opts, execution, done);
     } finally {
       deleteTree(tmp);
     }

@@ -1,15 +1,25 @@
 package dev.confine.local;
 
 import dev.confine.ExecOptions;
+import dev.confine.ExecRequest;
 import dev.confine.ExecResult;
 import dev.confine.ResourceUsage;
+import dev.confine.RootedPaths;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
 import dev.confine.linux.Completion;
+import dev.confine.linux.EngineException;
 import dev.confine.linux.ErrnoException;
+import dev.confine.linux.ExecutableLookup;
 import dev.confine.linux.Execution;
+import dev.confine.linux.SpawnSpec;
+import dev.confine.linux.TreeGuard;
 import dev.confine.linux.TreeUsage;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * How an exec on the engine turns into an {@link ExecResult} or a {@link SandboxException}: shared
@@ -18,6 +28,74 @@ import java.time.Duration;
  */
 public final class ExecOutcomes {
   private ExecOutcomes() {}
+
+  /**
+   * Resolves and checks the working directory: contained in {@code root} (else FORBIDDEN through
+   * {@link dev.confine.PathTraversalException}) and an existing directory (else INTERNAL, as the
+   * seed's failed chdir).
+   */
+  public static Path workDir(Path root, String cmd, ExecOptions opts) {
+    Path workDir = RootedPaths.resolveWorkDir(root, opts.workDir());
+    if (!Files.isDirectory(workDir)) {
+      throw new SandboxException(
+          Kind.INTERNAL,
+          "sandbox: exec "
+              + cmd
+              + ": chdir "
+              + workDir
+              + ": "
+              + (Files.exists(workDir) ? "not a directory" : "no such file or directory"));
+    }
+    return workDir;
+  }
+
+  /** The program to spawn for {@code cmd}: NOT_FOUND or FORBIDDEN when there is none to run. */
+  public static String executable(String cmd, Path workDir) {
+    return switch (ExecutableLookup.find(cmd, workDir, System.getenv("PATH"))) {
+      case ExecutableLookup.Found f -> f.path();
+      case ExecutableLookup.NotFound nf ->
+          throw new SandboxException(Kind.NOT_FOUND, "sandbox: exec " + cmd + ": " + nf.reason());
+      case ExecutableLookup.NotExecutable ne ->
+          throw new SandboxException(Kind.FORBIDDEN, "sandbox: exec " + cmd + ": " + ne.reason());
+    };
+  }
+
+  /**
+   * Spawns under {@code guard}, waits as an exec does and classifies the outcome. Spawn failures
+   * are classified here; a failure of another type from the guard's spawn (a confinement that could
+   * not be applied, say) propagates for the caller to classify.
+   *
+   * @param deadline the call's deadline ({@link System#nanoTime()} based)
+   */
+  public static ExecResult run(
+      ExecRequest request,
+      Path workDir,
+      List<String> env,
+      long outputCap,
+      TreeGuard guard,
+      long deadline) {
+    String cmd = request.command();
+    ExecOptions opts = request.options();
+    List<String> argv = new ArrayList<>(request.args().size() + 1);
+    argv.add(cmd);
+    argv.addAll(request.args());
+    Execution execution;
+    try {
+      execution =
+          Execution.start(
+              new SpawnSpec(
+                  executable(cmd, workDir), argv, env, workDir.toString(), opts.hasStdin()),
+              opts.stdin(),
+              outputCap,
+              guard);
+    } catch (ErrnoException e) {
+      throw spawnFailure(cmd, e);
+    } catch (EngineException e) {
+      throw new SandboxException(Kind.INTERNAL, "sandbox: exec " + cmd + ": " + e.getMessage(), e);
+    }
+    Completion done = execution.runToCompletion(deadline, LocalRunner.DRAIN.toNanos());
+    return classify(cmd, opts, execution, done);
+  }
 
   public static SandboxException spawnFailure(String cmd, ErrnoException e) {
     Kind kind =

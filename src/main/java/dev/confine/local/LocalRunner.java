@@ -14,17 +14,11 @@ import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
 import dev.confine.linux.CgroupGuard;
 import dev.confine.linux.Cgroups;
-import dev.confine.linux.Completion;
 import dev.confine.linux.EngineException;
-import dev.confine.linux.ErrnoException;
-import dev.confine.linux.ExecutableLookup;
-import dev.confine.linux.Execution;
 import dev.confine.linux.NativeAccess;
 import dev.confine.linux.SamplerGuard;
-import dev.confine.linux.SpawnSpec;
 import dev.confine.linux.TreeGuard;
 import dev.confine.linux.TreeLimits;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -201,52 +195,13 @@ public final class LocalRunner implements Runner, EnforcementReporter {
     }
     ExecPolicy.validate(opts, enforcement());
 
-    Path workDir = RootedPaths.resolveWorkDir(root, opts.workDir());
-    if (!Files.isDirectory(workDir)) {
-      throw new SandboxException(
-          Kind.INTERNAL,
-          "sandbox: exec "
-              + cmd
-              + ": chdir "
-              + workDir
-              + ": "
-              + (Files.exists(workDir) ? "not a directory" : "no such file or directory"));
-    }
+    Path workDir = ExecOutcomes.workDir(root, cmd, opts);
     List<String> env = opts.env().apply(hostEntries());
-    String executable =
-        switch (ExecutableLookup.find(cmd, workDir, System.getenv("PATH"))) {
-          case ExecutableLookup.Found f -> f.path();
-          case ExecutableLookup.NotFound nf ->
-              throw new SandboxException(
-                  Kind.NOT_FOUND, "sandbox: exec " + cmd + ": " + nf.reason());
-          case ExecutableLookup.NotExecutable ne ->
-              throw new SandboxException(
-                  Kind.FORBIDDEN, "sandbox: exec " + cmd + ": " + ne.reason());
-        };
-    List<String> argv = new ArrayList<>(request.args().size() + 1);
-    argv.add(cmd);
-    argv.addAll(request.args());
     long cap =
         opts.resources().maxOutputBytes() > 0
             ? opts.resources().maxOutputBytes()
             : defaultMaxOutputBytes;
-
-    TreeGuard guard = guardFor(cmd, opts);
-    Execution execution;
-    try {
-      execution =
-          Execution.start(
-              new SpawnSpec(executable, argv, env, workDir.toString(), opts.hasStdin()),
-              opts.stdin(),
-              cap,
-              guard);
-    } catch (ErrnoException e) {
-      throw ExecOutcomes.spawnFailure(cmd, e);
-    } catch (EngineException e) {
-      throw new SandboxException(Kind.INTERNAL, "sandbox: exec " + cmd + ": " + e.getMessage(), e);
-    }
-    Completion done = execution.runToCompletion(deadline, DRAIN.toNanos());
-    return ExecOutcomes.classify(cmd, opts, execution, done);
+    return ExecOutcomes.run(request, workDir, env, cap, guardFor(cmd, opts), deadline);
   }
 
   private TreeGuard guardFor(String cmd, ExecOptions opts) {
