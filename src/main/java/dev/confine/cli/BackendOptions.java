@@ -26,6 +26,20 @@ final class BackendOptions {
               + " process's own cgroup).")
   String cgroupParent;
 
+  @Option(
+      names = "--confined",
+      description =
+          "Confine CMD with Landlock (writes only beneath the root, the --write paths, /dev/null,"
+              + " /dev/tty, ptys and a private TMPDIR) and, with --net deny, a seccomp filter;"
+              + " rootless. Setuid programs lose their privileges inside.")
+  boolean confined;
+
+  @Option(
+      names = "--write",
+      paramLabel = "PATH",
+      description = "With --confined: another path CMD may write beneath (repeatable).")
+  java.util.List<String> writable = new java.util.ArrayList<>();
+
   /** Parses auto, cgroup-v1, cgroup-v2, sampler, none. */
   static final class CapsConverter implements ITypeConverter<CapsMechanism> {
     @Override

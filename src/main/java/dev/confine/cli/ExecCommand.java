@@ -2,6 +2,8 @@ package dev.confine.cli;
 
 import dev.confine.EnvPolicy;
 import dev.confine.ExecOptions;
+import dev.confine.NetMode;
+import dev.confine.NetPolicy;
 import dev.confine.ResourceLimits;
 import dev.confine.Runner;
 import dev.confine.SandboxException;
@@ -139,6 +141,14 @@ final class ExecCommand implements Callable<Integer> {
   private int cpuMillicores;
 
   @Option(
+      names = "--net",
+      paramLabel = "MODE",
+      converter = NetConverter.class,
+      description =
+          "The network CMD may reach: default (the host's) or deny (none; needs --confined).")
+  private NetMode net = NetMode.DEFAULT;
+
+  @Option(
       names = "--max-processes",
       paramLabel = "N",
       converter = CountConverter.class,
@@ -201,6 +211,7 @@ final class ExecCommand implements Callable<Integer> {
               .stdin(stdin)
               .timeout(timeout)
               .env(envPolicy(inject))
+              .net(net == NetMode.DENY_ALL ? NetPolicy.denyAll() : NetPolicy.defaults())
               .resources(
                   ResourceLimits.builder()
                       .maxOutputBytes(maxOutput)
@@ -326,6 +337,20 @@ final class ExecCommand implements Callable<Integer> {
         throw new TypeConversionException(JsonString.quote(value) + " must not be negative");
       }
       return n;
+    }
+  }
+
+  /** Parses default and deny. */
+  static final class NetConverter implements ITypeConverter<NetMode> {
+    @Override
+    public NetMode convert(String value) {
+      return switch (value) {
+        case "default" -> NetMode.DEFAULT;
+        case "deny" -> NetMode.DENY_ALL;
+        default ->
+            throw new IllegalArgumentException(
+                "unknown network mode \"" + value + "\" (use default or deny)");
+      };
     }
   }
 }

@@ -346,6 +346,58 @@ class ExecCommandTest {
   }
 
   @Test
+  void confinedBoundsWritesToTheRootAndTheWritePaths(@TempDir Path tmp) throws IOException {
+    Path root = Files.createDirectories(tmp.resolve("root"));
+    Path extra = Files.createDirectories(tmp.resolve("extra"));
+    Path outside = Files.createDirectories(tmp.resolve("outside"));
+    Run r =
+        run(
+            Main.BACKEND,
+            new byte[0],
+            "exec",
+            "--root",
+            root.toString(),
+            "--confined",
+            "--write",
+            extra.toString(),
+            "--",
+            "sh",
+            "-c",
+            "touch in " + extra + "/x && echo ok; touch " + outside + "/y || echo refused");
+    assertThat(r.outText()).isEqualTo("ok\nrefused\n");
+    assertThat(outside.resolve("y")).doesNotExist();
+  }
+
+  @Test
+  void netDenyNeedsTheConfinedRunnerAndBlocksInetSockets() {
+    Run local = run(Main.BACKEND, new byte[0], "exec", "--net", "deny", "--", "true");
+    assertThat(local.status()).isEqualTo(125);
+    assertThat(local.err()).contains("net policy DENY_ALL not supported");
+    Run confined =
+        run(
+            Main.BACKEND,
+            new byte[0],
+            "exec",
+            "--confined",
+            "--net",
+            "deny",
+            "--",
+            "python3",
+            "-c",
+            "import socket; socket.socket(socket.AF_UNIX); print('unix ok');"
+                + " socket.socket(socket.AF_INET)");
+    assertThat(confined.status()).isEqualTo(1);
+    assertThat(confined.outText()).isEqualTo("unix ok\n");
+    assertThat(confined.err()).contains("PermissionError");
+    Run bad = run(Main.BACKEND, new byte[0], "exec", "--net", "maybe", "--", "true");
+    assertThat(bad.status()).isEqualTo(2);
+    assertThat(bad.err()).contains("unknown network mode \"maybe\"");
+    Run write = run(Main.BACKEND, new byte[0], "exec", "--write", "/tmp", "--", "true");
+    assertThat(write.status()).isEqualTo(125);
+    assertThat(write.err()).contains("--write needs --confined");
+  }
+
+  @Test
   void aRunnerBugIsAnInternalErrorWithoutAStackTrace() {
     fake.enqueueFailure(new IllegalStateException("boom"));
     Run r = run("exec", "x");
