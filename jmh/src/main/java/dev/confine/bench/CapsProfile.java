@@ -21,6 +21,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
 
 /**
  * Where the time of a capped exec goes: the per-exec costs of a cgroup v1 tree with a memory and a
@@ -79,16 +82,27 @@ public final class CapsProfile {
             dir.toString(),
             false);
     Timings t = new Timings();
+    List<Path> warm = new ArrayList<>();
     try {
+      for (String c : CONTROLLERS) {
+        warm.add(Files.createDirectory(v1.get(c).ownPath().resolve(treeName("warm"))));
+      }
+      writeLimits(warm);
       int warmup = Math.max(50, iterations / 10);
       for (int i = 0; i < warmup + iterations; i++) {
         boolean measure = i >= warmup;
         Timings into = measure ? t : new Timings();
         uncapped(spec, into);
         capped(cgroups, limits, spec, into);
-        byHand(v1, i, into);
+        byHand(v1, warm, spec, i, into);
+        handOff(into);
+        handOffSpawn(v1, warm, spec, into);
+        handOffPlainSpawn(spec, into);
       }
     } finally {
+      for (Path w : warm) {
+        Files.deleteIfExists(w);
+      }
       Files.deleteIfExists(dir);
     }
     t.print(iterations);
@@ -123,17 +137,14 @@ public final class CapsProfile {
     }
   }
 
-  /** The v1 operations of one tree, by hand, each timed alone. */
-  private static void byHand(Map<String, CgroupLayout.Hierarchy> v1, int i, Timings t)
+  /** The v1 operations of one tree, by hand, each timed alone, around a real spawn. */
+  private static void byHand(
+      Map<String, CgroupLayout.Hierarchy> v1, List<Path> warm, SpawnSpec spec, int i, Timings t)
       throws IOException {
-    String name = "confine-profile-" + ProcessHandle.current().pid() + "-" + i;
     List<Path> dirs = new ArrayList<>();
-    List<Path> origins = new ArrayList<>();
     for (String c : CONTROLLERS) {
-      origins.add(v1.get(c).ownPath());
-      dirs.add(v1.get(c).ownPath().resolve(name));
+      dirs.add(v1.get(c).ownPath().resolve(treeName(i)));
     }
-    String tid = Files.readSymbolicLink(Path.of("/proc/thread-self")).getFileName().toString();
     long s = System.nanoTime();
     for (int k = 0; k < dirs.size(); k++) {
       long s1 = System.nanoTime();
@@ -142,26 +153,16 @@ public final class CapsProfile {
     }
     t.add("hand.mkdir x4", System.nanoTime() - s);
     s = System.nanoTime();
-    Files.writeString(dirs.get(0).resolve("memory.limit_in_bytes"), Long.toString(MEMORY));
-    Files.writeString(dirs.get(1).resolve("pids.max"), Integer.toString(PROCESSES));
+    writeLimits(dirs);
     t.add("hand.write limits x2", System.nanoTime() - s);
     s = System.nanoTime();
     Files.exists(dirs.get(0).resolve("memory.memsw.limit_in_bytes"));
     t.add("hand.exists memsw", System.nanoTime() - s);
-    s = System.nanoTime();
-    for (int k = 0; k < dirs.size(); k++) {
-      long s1 = System.nanoTime();
-      Files.writeString(dirs.get(k).resolve("tasks"), tid);
-      t.add("hand.enter " + CONTROLLERS.get(k), System.nanoTime() - s1);
-    }
-    t.add("hand.enter x4 (tid into tasks)", System.nanoTime() - s);
-    s = System.nanoTime();
-    for (int k = 0; k < origins.size(); k++) {
-      long s1 = System.nanoTime();
-      Files.writeString(origins.get(k).resolve("tasks"), tid);
-      t.add("hand.leave " + CONTROLLERS.get(k), System.nanoTime() - s1);
-    }
-    t.add("hand.leave x4 (tid back)", System.nanoTime() - s);
+    // The spawn on this thread, moved into the new directories and back by hand: no hand-off.
+    Completion c =
+        Execution.start(spec, null, 1 << 16, new HandGuard(dirs, origins(v1), t, "hand."))
+            .runToCompletion(Long.MAX_VALUE, DRAIN);
+    check(c);
     s = System.nanoTime();
     Files.readString(dirs.get(3).resolve("cgroup.procs"));
     t.add("hand.read cgroup.procs", System.nanoTime() - s);
@@ -182,6 +183,154 @@ public final class CapsProfile {
       t.add("hand.rmdir " + CONTROLLERS.get(k), System.nanoTime() - s1);
     }
     t.add("hand.rmdir x4", System.nanoTime() - s);
+    // The same spawn into one set of directories made once and reused (a pool of one).
+    c =
+        Execution.start(spec, null, 1 << 16, new HandGuard(warm, origins(v1), t, "warm."))
+            .runToCompletion(Long.MAX_VALUE, DRAIN);
+    check(c);
+  }
+
+  private static final BlockingQueue<Runnable> HANDOFF = new LinkedBlockingQueue<>();
+
+  static {
+    Thread.ofPlatform()
+        .name("profile-handoff")
+        .daemon()
+        .start(
+            () -> {
+              while (true) {
+                try {
+                  HANDOFF.take().run();
+                } catch (InterruptedException e) {
+                  // keep serving
+                }
+              }
+            });
+  }
+
+  /**
+   * A round trip to a platform thread that waits on a queue, with an empty task: the hand-off
+   * mechanism of the library's placement thread (a LinkedBlockingQueue and a CompletableFuture),
+   * priced alone.
+   */
+  private static void handOff(Timings t) throws Exception {
+    long s = System.nanoTime();
+    CompletableFuture<Integer> done = new CompletableFuture<>();
+    HANDOFF.add(() -> done.complete(1));
+    done.get();
+    t.add("handoff.round trip, empty task", System.nanoTime() - s);
+  }
+
+  /**
+   * The warm spawn again, but done on the hand-off thread as the library's placement thread does:
+   * the caller queues the work and waits for the result while the child already runs.
+   */
+  private static void handOffSpawn(
+      Map<String, CgroupLayout.Hierarchy> v1, List<Path> warm, SpawnSpec spec, Timings t) {
+    HandGuard onThread = new HandGuard(warm, origins(v1), t, "handoff.");
+    TreeGuard viaQueue =
+        s -> {
+          long start = System.nanoTime();
+          CompletableFuture<Spawner.Spawned> done = new CompletableFuture<>();
+          HANDOFF.add(
+              () -> {
+                try {
+                  done.complete(onThread.spawn(s));
+                } catch (RuntimeException e) {
+                  done.completeExceptionally(e);
+                }
+              });
+          try {
+            return done.join();
+          } finally {
+            t.add("handoff.spawn as the caller sees it", System.nanoTime() - start);
+          }
+        };
+    check(Execution.start(spec, null, 1 << 16, viaQueue).runToCompletion(Long.MAX_VALUE, DRAIN));
+  }
+
+  /** A spawn outside any cgroup, on the hand-off thread: the thread's share without cgroups. */
+  private static void handOffPlainSpawn(SpawnSpec spec, Timings t) {
+    TreeGuard viaQueue =
+        s -> {
+          CompletableFuture<Spawner.Spawned> done = new CompletableFuture<>();
+          HANDOFF.add(
+              () -> {
+                long start = System.nanoTime();
+                try {
+                  done.complete(Spawner.spawn(s));
+                } catch (RuntimeException e) {
+                  done.completeExceptionally(e);
+                } finally {
+                  t.add("handoff.spawn outside any cgroup", System.nanoTime() - start);
+                }
+              });
+          return done.join();
+        };
+    check(Execution.start(spec, null, 1 << 16, viaQueue).runToCompletion(Long.MAX_VALUE, DRAIN));
+  }
+
+  private static String treeName(Object suffix) {
+    return "confine-profile-" + ProcessHandle.current().pid() + "-" + suffix;
+  }
+
+  private static List<Path> origins(Map<String, CgroupLayout.Hierarchy> v1) {
+    return CONTROLLERS.stream().map(c -> v1.get(c).ownPath()).toList();
+  }
+
+  private static void writeLimits(List<Path> dirs) throws IOException {
+    Files.writeString(dirs.get(0).resolve("memory.limit_in_bytes"), Long.toString(MEMORY));
+    Files.writeString(dirs.get(1).resolve("pids.max"), Integer.toString(PROCESSES));
+  }
+
+  /**
+   * Spawns on the calling thread after writing its tid into the directories' {@code tasks} files
+   * and writes it back to the origins after, each step timed: what the library's placement thread
+   * does, without the hand-off to it.
+   */
+  private static final class HandGuard implements TreeGuard {
+    private final List<Path> dirs;
+    private final List<Path> origins;
+    private final Timings t;
+    private final String prefix;
+
+    HandGuard(List<Path> dirs, List<Path> origins, Timings t, String prefix) {
+      this.dirs = dirs;
+      this.origins = origins;
+      this.t = t;
+      this.prefix = prefix;
+    }
+
+    @Override
+    public Spawner.Spawned spawn(SpawnSpec spec) {
+      try {
+        String tid = Files.readSymbolicLink(Path.of("/proc/thread-self")).getFileName().toString();
+        long s = System.nanoTime();
+        for (int k = 0; k < dirs.size(); k++) {
+          long s1 = System.nanoTime();
+          Files.writeString(dirs.get(k).resolve("tasks"), tid);
+          t.add(prefix + "enter " + CONTROLLERS.get(k), System.nanoTime() - s1);
+        }
+        t.add(prefix + "enter x4 (tid into tasks)", System.nanoTime() - s);
+        Spawner.Spawned spawned;
+        s = System.nanoTime();
+        try {
+          spawned = Spawner.spawn(spec);
+        } finally {
+          t.add(prefix + "spawn inside the cgroups", System.nanoTime() - s);
+          s = System.nanoTime();
+          for (int k = 0; k < origins.size(); k++) {
+            long s1 = System.nanoTime();
+            Files.writeString(origins.get(k).resolve("tasks"), tid);
+            t.add(prefix + "leave " + CONTROLLERS.get(k), System.nanoTime() - s1);
+          }
+          t.add(prefix + "leave x4 (tid back)", System.nanoTime() - s);
+        }
+        return spawned;
+      } catch (IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+    }
   }
 
   /** Times every call an execution makes to its guard. */
