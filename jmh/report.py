@@ -2,9 +2,10 @@
 """Prints scripts/bench's results and the ratios the README quotes.
 
 Reads, from the folder given as the only argument: jmh.json (JMH's -rf json), threads.jsonl (one
-line per ConcurrentBench trial, written by dev.confine.bench.ThreadCounts) and floor-before.json /
-floor-after.json (the C floor). Missing pieces (a benchmark regex that skipped some) are shown as
-n/a.
+line per ConcurrentBench trial, written by dev.confine.bench.ThreadCounts), floor-before.json /
+floor-after.json (the C floor), caps.json (dev.confine.bench.CapsReport: memory overshoot and
+tree-kill latency) and caps-profile.json (dev.confine.bench.CapsProfile: where a capped exec's
+time goes). Missing pieces (a benchmark regex that skipped some) are shown as n/a.
 """
 import json
 import os
@@ -13,6 +14,13 @@ import sys
 # The issue's targets: LocalRunner spawn at least 2.0x ProcessBuilder and 0.85x the C floor.
 TARGET_VS_PB = 2.0
 TARGET_VS_C = 0.85
+# The caps issue's targets: one /proc sample of a 50-process tree at least 20x cheaper than the
+# seed's ps; a capped exec (memory + pids, cgroup v1) at least 0.8x the throughput of an uncapped
+# one; the tree killed and reaped at most 50 ms (median) after the deadline; no memory overshoot
+# with cgroups.
+TARGET_SAMPLER_VS_PS = 20.0
+TARGET_CAPPED = 0.8
+TARGET_KILL_MS = 50.0
 
 
 def load(path, default):
@@ -79,6 +87,19 @@ def main(folder):
              ratio(scores.get(("ConcurrentBench.localRunner", variant)),
                    scores.get(("ConcurrentBench.processBuilder", variant))))
 
+    print()
+    print("Caps (each pair measured in the same run):")
+    show("one sample of a 50-process tree: ps / procSampler (time)",
+         ratio(scores.get(("SamplerBench.ps", "")), scores.get(("SamplerBench.procSampler", ""))),
+         TARGET_SAMPLER_VS_PS)
+    uncapped = scores.get(("CapsBench.uncapped", ""))
+    show("exec /bin/true: memory+pids caps (cgroup v1) / uncapped",
+         ratio(scores.get(("CapsBench.cgroupV1", "")), uncapped), TARGET_CAPPED)
+    show("exec /bin/true: memory cap (/proc sampler) / uncapped",
+         ratio(scores.get(("CapsBench.procSampler", "")), uncapped))
+    caps_report(folder)
+    caps_profile(folder)
+
     threads = []
     path = os.path.join(folder, "threads.jsonl")
     if os.path.exists(path):
@@ -109,6 +130,126 @@ def main(folder):
                   f"non-carrier threads {others}: {'constant' if constant else 'NOT constant'}")
     print()
     print("Absolute numbers move with the machine's load; compare the ratios.")
+
+
+def fmt(value, spec):
+    return "n/a" if value is None else format(value, spec)
+
+
+def caps_report(folder):
+    caps = load(os.path.join(folder, "caps.json"), None)
+    if not caps:
+        print("  (no caps.json: CapsReport did not run)")
+        return
+    load_before = " ".join(f"{x:.2f}" for x in caps.get("loadBefore", []))
+    load_after = " ".join(f"{x:.2f}" for x in caps.get("loadAfter", []))
+    print(f"  (CapsReport on {caps.get('cpus')} CPUs, load average {load_before} before, {load_after} after)")
+
+    o = caps["overshoot"]
+    print()
+    print(f"Memory overshoot: alloc_touch allocates and touches {o['allocateMiB']} MiB under a"
+          f" {o['capMiB']} MiB cap, {o['runs']} runs each.")
+    print("  true peak = the child's own last RSS report before the kill (to within 1 MiB);"
+          " anonymous = true peak less")
+    print("  its file-backed pages (libc, the binary: charged to whichever cgroup read them first);"
+          " own = the mechanism's")
+    print("  usage().peakMemoryBytes(). All in MiB above the cap (negative = below).")
+    print(f"  {'mechanism':<13} {'true peak':>19} {'anonymous':>19} {'own peak':>19}  outcome")
+    print(f"  {'':<13} {'median':>9} {'max':>9} {'median':>9} {'max':>9} {'median':>9} {'max':>9}")
+    for name, m in o["mechanisms"].items():
+        outcomes = ", ".join(sorted(set(m["outcomes"])))
+        print(f"  {name:<13} {fmt(m['medianOvershootMiB'], '+9.1f')} {fmt(m['maxOvershootMiB'], '+9.1f')}"
+              f" {fmt(m['medianAnonOvershootMiB'], '+9.1f')} {fmt(m['maxAnonOvershootMiB'], '+9.1f')}"
+              f" {fmt(m['medianUsagePeakOverCapMiB'], '+9.1f')} {fmt(m['maxUsagePeakOverCapMiB'], '+9.1f')}"
+              f"  {outcomes}")
+        if m.get("reachedLimit"):
+            print(f"  {'':<13} ({m['reachedLimit']} runs reached the full {o['allocateMiB']} MiB before the kill)")
+    cg = o["mechanisms"].get("CGROUP_V1")
+    if cg:
+        charged = max(cg["maxAnonOvershootMiB"], cg["maxUsagePeakOverCapMiB"])
+        print(f"  target with cgroups, no overshoot: {'met' if charged <= 0 else 'MISSED'} for what the cgroup"
+              f" charges (anonymous max {cg['maxAnonOvershootMiB']:+.1f}, own max"
+              f" {cg['maxUsagePeakOverCapMiB']:+.1f} MiB);")
+        print(f"    the whole RSS, file-backed pages included, peaked at {cg['maxOvershootMiB']:+.1f} MiB")
+    for name, why in o.get("skipped", {}).items():
+        print(f"  {name:<13} skipped: {why}")
+
+    k = caps["killLatency"]
+    print()
+    print(f"Tree-kill latency: sh with {k['sleeps']} background sleeps, timeout {k['timeoutMs']} ms,"
+          f" {k['runs']} runs each; from the deadline to exec's")
+    print("  return (tree killed, leader reaped, pipes closed); the sleeps' states checked in /proc then."
+          f" Target: median <= {TARGET_KILL_MS:.0f} ms.")
+    print(f"  {'mechanism':<13} {'median':>8} {'p90':>8} {'max':>8}  {'target':<7} {'sleeps':>9}"
+          f" {'running':>7} {'zombie':>6} {'1s later':>8}  kill")
+    for name, m in k["mechanisms"].items():
+        verdict = "met" if m["medianMs"] <= TARGET_KILL_MS else "MISSED"
+        print(f"  {name:<13} {m['medianMs']:6.1f}ms {m['p90Ms']:6.1f}ms {m['maxMs']:6.1f}ms  {verdict:<7}"
+              f" {m['sleepsStarted']:>4}/{k['runs'] * k['sleeps']:<4} {m['sleepsRunningAfterReturn']:>7}"
+              f" {m['sleepsZombieAfterReturn']:>6} {m['sleepsRunning1sLater']:>8}  {m['kill']}")
+    for name, why in k.get("skipped", {}).items():
+        print(f"  {name:<13} skipped: {why}")
+    print("  (running = not yet a zombie when exec returned, i.e. still exiting; '1s later' must be 0;")
+    print("  zombies are dead orphans of the killed shell: init reaps them, not the JVM.)")
+
+
+def caps_profile(folder):
+    prof = load(os.path.join(folder, "caps-profile.json"), None)
+    if not prof:
+        return
+    p = prof["pieces"]
+
+    def us(key):
+        v = p.get(key)
+        return None if v is None else v["perExecUs"]
+
+    print()
+    print(f"Where a capped exec's time goes (CapsProfile, {prof['iterations']} iterations interleaved; mean us per exec):")
+    total_u, total_c = us("uncapped.total"), us("capped.total")
+    if total_u and total_c:
+        print(f"  interleaved exec /bin/true, cgroup v1 memory+pids / uncapped: {total_u / total_c:.2f}x"
+              f" ({total_u:.0f} -> {total_c:.0f} us per exec)")
+    print("  The engine's calls to its guard (TreeGuard.NONE vs the library's CgroupGuard); pieces overlap the")
+    print("  child's run, so they add up to more than the difference in totals:")
+    rows = [
+        ("spawn (capped: on the placement thread)", "uncapped.spawn (with placement)", "capped.spawn (with placement)"),
+        ("create: mkdir x4 + limits", None, "capped.create (mkdir + limits)"),
+        ("started (cap watch registration)", "uncapped.started (cap watch)", "capped.started (cap watch)"),
+        ("hasProcesses (cgroup.procs)", "uncapped.hasProcesses", "capped.hasProcesses"),
+        ("exceeded (memory.oom_control)", "uncapped.exceeded", "capped.exceeded"),
+        ("close (oom_control, usage reads, drain, rmdir x4)", "uncapped.close (usage, rmdir)", "capped.close (usage, rmdir)"),
+    ]
+    print(f"  {'piece':<52} {'uncapped':>9} {'capped':>9} {'extra':>9}")
+    for label, a, b in rows:
+        ua = us(a) if a else 0.0
+        ub = us(b)
+        extra = None if ua is None or ub is None else ub - ua
+        print(f"  {label:<52} {fmt(ua, '9.1f')} {fmt(ub, '9.1f')} {fmt(extra, '9.1f')}")
+
+    def triple(prefix):
+        parts = [us(f"{prefix}.enter x4 (tid into tasks)"), us(f"{prefix}.spawn inside the cgroups"),
+                 us(f"{prefix}.leave x4 (tid back)")]
+        if None in parts:
+            return "n/a"
+        return (f"enter x4 {parts[0]:.0f} + spawn {parts[1]:.0f} + leave x4 {parts[2]:.0f}"
+                f" = {sum(parts):.0f}")
+
+    print("  Placement by hand (this thread's tid into the 4 tasks files, posix_spawn, back):")
+    print(f"    on the calling thread, fresh directories:   {triple('hand')}")
+    print(f"    on the calling thread, reused directories:  {triple('warm')}")
+    print(f"    on a queue thread (as the placement thread): {triple('handoff')};"
+          f" the caller sees {fmt(us('handoff.spawn as the caller sees it'), '.0f')}")
+    print(f"    (an empty round trip to that thread: {fmt(us('handoff.round trip, empty task'), '.0f')};"
+          f" a spawn outside any cgroup: {fmt(us('uncapped.spawn (with placement)'), '.0f')} on the caller,"
+          f" {fmt(us('handoff.spawn outside any cgroup'), '.0f')} on that thread)")
+    print("  Other v1 file operations by hand:")
+    for key in ("hand.mkdir x4", "hand.write limits x2", "hand.read cgroup.procs", "hand.read memory.oom_control",
+                "hand.read usage (4 files)", "hand.rmdir x4"):
+        print(f"    {key[5:]:<42} {fmt(us(key), '9.1f')}")
+    memory = [us(f"hand.{op} memory") for op in ("mkdir", "enter", "rmdir")]
+    if None not in memory:
+        print(f"    (of which the memory hierarchy: mkdir {memory[0]:.1f}, enter {memory[1]:.1f},"
+              f" rmdir {memory[2]:.1f})")
 
 
 if __name__ == "__main__":
