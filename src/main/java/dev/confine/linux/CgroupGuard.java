@@ -20,7 +20,7 @@ public final class CgroupGuard implements TreeGuard {
   private volatile Throwable unenforceable;
   private int failures;
   private TreeUsage finalUsage;
-  private boolean closed;
+  private volatile boolean closed;
 
   /**
    * Creates the tree's cgroup with {@code limits}.
@@ -90,7 +90,7 @@ public final class CgroupGuard implements TreeGuard {
 
   @Override
   public String exceeded() {
-    if (exceeded == null && memoryCapped) {
+    if (exceeded == null && memoryCapped && !closed) {
       try {
         // The leader can die of the OOM kill before a tick sees the counter.
         if (cgroup.oomKilled()) {
@@ -123,10 +123,10 @@ public final class CgroupGuard implements TreeGuard {
     if (closed) {
       return;
     }
-    closed = true;
     CapWatch.remove(check);
-    exceeded();
+    exceeded(); // the last look at the OOM counter, before the cgroup goes
     finalUsage = cgroup.usage();
+    closed = true;
     try {
       cgroup.remove();
     } catch (IOException e) {

@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -325,21 +326,26 @@ public final class Cgroups {
   /** Spawns {@code spec} into {@code cg} the way this host allows (see {@link #placement()}). */
   public Spawner.Spawned spawn(TreeCgroup cg, SpawnSpec spec) {
     return switch (cg) {
-      case V1TreeCgroup v1 ->
-          PlacementThread.call(
-              () -> {
-                try {
-                  v1.enterThread();
-                } catch (IOException e) {
-                  leaveQuietly(v1);
-                  throw new EngineException("cannot place the child in " + v1.path(), e);
-                }
-                try {
-                  return Spawner.spawn(spec);
-                } finally {
-                  leaveQuietly(v1);
-                }
-              });
+      case V1TreeCgroup v1 -> {
+        Supplier<Spawner.Spawned> placed =
+            () -> {
+              try {
+                v1.enterThread();
+              } catch (IOException e) {
+                leaveQuietly(v1);
+                throw new EngineException("cannot place the child in " + v1.path(), e);
+              }
+              try {
+                return Spawner.spawn(spec);
+              } finally {
+                leaveQuietly(v1);
+              }
+            };
+        // A platform thread can visit the child's cgroups itself for the few hundred
+        // microseconds of the spawn; a virtual thread could change carriers between the moves,
+        // so it hands the spawn to the placement thread.
+        yield Thread.currentThread().isVirtual() ? PlacementThread.call(placed) : placed.get();
+      }
       case V2TreeCgroup v2 -> {
         if (placement == Placement.CLONE_INTO_CGROUP) {
           int fd = v2.openForClone();

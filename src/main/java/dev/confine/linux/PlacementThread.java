@@ -7,10 +7,10 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.function.Supplier;
 
 /**
- * The one platform thread that spawns into v1 cgroups: it moves itself into the child's cgroups,
- * spawns, and moves back, so the child is inside from its first instruction. A dedicated thread,
- * because a virtual thread could change carriers between the moves, and because no caller's own
- * thread should ever sit in a child's cgroup.
+ * The platform thread that spawns into v1 cgroups for virtual threads: it moves itself into the
+ * child's cgroups, spawns, and moves back, so the child is inside from its first instruction. A
+ * virtual thread cannot do that itself, since it could change carriers between the moves; a
+ * platform caller does it on its own thread (see {@link Cgroups#spawn}).
  */
 final class PlacementThread {
   private static final BlockingQueue<Runnable> QUEUE = new LinkedBlockingQueue<>();
