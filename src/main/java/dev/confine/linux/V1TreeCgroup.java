@@ -19,6 +19,7 @@ import java.util.concurrent.locks.LockSupport;
  */
 final class V1TreeCgroup implements TreeCgroup {
   private static final long MAX_WAIT_NANOS = 5_000_000_000L;
+  private static final int JVM_PID = (int) ProcessHandle.current().pid();
   private static final long FREEZE_WAIT_NANOS = 20_000_000L;
 
   private final Map<String, Path> dirs; // controller -> directory
@@ -166,16 +167,27 @@ final class V1TreeCgroup implements TreeCgroup {
   }
 
   private static void killListed(Path dir) throws IOException {
-    for (String pid : Files.readAllLines(dir.resolve("cgroup.procs"))) {
-      if (!pid.isBlank()) {
-        Syscalls.kill(Integer.parseInt(pid.trim()), LibC.SIGKILL());
+    for (String line : Files.readAllLines(dir.resolve("cgroup.procs"))) {
+      if (line.isBlank()) {
+        continue;
+      }
+      int pid = Integer.parseInt(line.trim());
+      // A thread of this JVM sits in the cgroup while it spawns into it (and would stay if moving
+      // it back failed): its process is listed, and must never be the one killed.
+      if (pid != JVM_PID) {
+        Syscalls.kill(pid, LibC.SIGKILL());
       }
     }
   }
 
   @Override
   public boolean hasProcesses() throws IOException {
-    return !TreeCgroup.read(procsDir().resolve("cgroup.procs")).isEmpty();
+    for (String line : Files.readAllLines(procsDir().resolve("cgroup.procs"))) {
+      if (!line.isBlank() && Integer.parseInt(line.trim()) != JVM_PID) {
+        return true;
+      }
+    }
+    return false;
   }
 
   @Override
