@@ -26,6 +26,7 @@ final class V1TreeCgroup implements TreeCgroup {
   private final List<Path> origins; // the process's own cgroup in each hierarchy used
   private final List<Path> distinctDirs;
   private boolean removed;
+  private int maxProcesses; // 0: no process cap
 
   private V1TreeCgroup(Map<String, Path> dirs, List<Path> origins, List<Path> distinctDirs) {
     this.dirs = dirs;
@@ -110,8 +111,8 @@ final class V1TreeCgroup implements TreeCgroup {
       }
     }
     if (limits.maxProcesses() > 0) {
-      Files.writeString(
-          dirs.get("pids").resolve("pids.max"), Integer.toString(limits.maxProcesses()));
+      maxProcesses = limits.maxProcesses();
+      Files.writeString(pidsMax(), Integer.toString(maxProcesses));
     }
     if (limits.cpuMillicores() > 0 && dirs.containsKey("cpu")) {
       Path cpu = dirs.get("cpu");
@@ -124,6 +125,11 @@ final class V1TreeCgroup implements TreeCgroup {
 
   /** Moves the calling thread into every directory of this cgroup. */
   void enterThread() throws IOException {
+    if (maxProcesses > 0) {
+      // The spawning thread takes one slot of pids.max while it sits inside; without one more,
+      // a cap of 1 could not even start the child.
+      Files.writeString(pidsMax(), Integer.toString(maxProcesses + 1));
+    }
     String tid = Integer.toString(Syscalls.gettid());
     for (Path d : distinctDirs) {
       Files.writeString(d.resolve("tasks"), tid);
@@ -132,10 +138,18 @@ final class V1TreeCgroup implements TreeCgroup {
 
   /** Moves the calling thread back to the process's own cgroups. */
   void leaveThread() throws IOException {
+    if (maxProcesses > 0) {
+      // Restored while the thread is still inside: the tree never gets the extra slot for itself.
+      Files.writeString(pidsMax(), Integer.toString(maxProcesses));
+    }
     String tid = Integer.toString(Syscalls.gettid());
     for (Path o : origins) {
       Files.writeString(o.resolve("tasks"), tid);
     }
+  }
+
+  private Path pidsMax() {
+    return dirs.get("pids").resolve("pids.max");
   }
 
   private Path procsDir() {

@@ -94,6 +94,20 @@ class LocalRunnerCapsTest {
   }
 
   @Test
+  void v1ACapOfOneProcessStillStartsTheChildButNothingMore() {
+    // The spawning thread sits in the cgroup during the spawn; its slot must not count.
+    LocalRunner r = runner(CapsMechanism.CGROUP_V1);
+    ExecResult res =
+        r.exec(
+            "sh",
+            List.of("-c", "echo started; true | true"),
+            caps(ResourceLimits.builder().maxProcesses(1).build(), Duration.ZERO));
+    assertThat(res.stdoutText()).isEqualTo("started\n");
+    assertThat(res.usage().pidsLimitHit()).isTrue();
+    assertThat(res.exitCode()).isNotZero();
+  }
+
+  @Test
   void v1CpuIsThrottledToTheMillicores() {
     LocalRunner r = runner(CapsMechanism.CGROUP_V1);
     // Two burners for 1 s under 200 millicores: at most ~0.2 s of CPU, where 2 s were asked.
