@@ -375,11 +375,6 @@ public final class Cgroups {
     }
   }
 
-  /** Whether trees go on the unified hierarchy. */
-  public boolean usesV2() {
-    return useV2;
-  }
-
   /** The layout found. */
   public CgroupLayout layout() {
     return layout;
