@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import java.util.regex.Matcher;
@@ -91,9 +92,14 @@ public final class Cgroups {
     this.placement = placement;
   }
 
+  private record ProbeKey(Version version, Path delegatedParent) {}
+
+  private static final Map<ProbeKey, Result> PROBED = new ConcurrentHashMap<>();
+
   /**
-   * Probes this host: discovers the layout, checks that tree cgroups can be created where they
-   * would go, and removes trees left by JVMs that died.
+   * Probes this host once per JVM for each choice: discovers the layout, checks that tree cgroups
+   * can be created where they would go, and removes trees left by JVMs that died. Later calls with
+   * the same arguments return the first answer, so runners are cheap to build.
    *
    * @param version which hierarchy to use
    * @param delegatedParent a v2 cgroup directory (absolute, under the v2 mount) to create trees in
@@ -101,6 +107,11 @@ public final class Cgroups {
    * @return the cgroups of this host, or empty with the reason when none can be used
    */
   public static Result probe(Version version, Path delegatedParent) {
+    return PROBED.computeIfAbsent(
+        new ProbeKey(version, delegatedParent), k -> probeNow(k.version(), k.delegatedParent()));
+  }
+
+  private static Result probeNow(Version version, Path delegatedParent) {
     CgroupLayout layout;
     try {
       layout = CgroupLayout.discover();
@@ -273,7 +284,7 @@ public final class Cgroups {
   }
 
   /** Removes tree cgroups whose JVM is gone (killed before it could clean up). */
-  private void removeStaleTrees() {
+  void removeStaleTrees() {
     List<Path> parents = new ArrayList<>();
     if (useV2) {
       parents.add(v2Parent);

@@ -269,26 +269,6 @@ class LocalRunnerCapsTest {
   }
 
   @Test
-  void staleTreesOfADeadJvmAreKilledAndRemovedAtTheNextStart() throws Exception {
-    runner(CapsMechanism.CGROUP_V1);
-    Process dead = new ProcessBuilder("true").start();
-    dead.waitFor();
-    String name = "confine-" + dead.pid() + "-1";
-    Path freezer = Path.of("/sys/fs/cgroup/freezer").resolve(name);
-    Path acct = Path.of("/sys/fs/cgroup/cpuacct").resolve(name);
-    Files.createDirectory(freezer);
-    Files.createDirectory(acct);
-    Process orphan = new ProcessBuilder("sleep", "100").start();
-    Files.writeString(freezer.resolve("cgroup.procs"), Long.toString(orphan.pid()));
-
-    LocalRunner.builder(root.toString()).caps(CapsMechanism.CGROUP_V1).build();
-
-    assertThat(freezer).doesNotExist();
-    assertThat(acct).doesNotExist();
-    assertThat(orphan.waitFor(5, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
-  }
-
-  @Test
   void noCapsMeansNotAvailableWithTheReason() {
     LocalRunner r = LocalRunner.builder(root.toString()).caps(CapsMechanism.NONE).build();
     assertThat(r.enforcement().memoryCap()).isFalse();

@@ -1,0 +1,56 @@
+package dev.confine.linux;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.confine.testing.HostRequirements;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+class CgroupsTest {
+  private static Cgroups v1() {
+    Cgroups.Result r = Cgroups.probe(Cgroups.Version.V1, null);
+    HostRequirements.require(r.cgroups() != null, "no usable cgroup v1 hierarchy: " + r.whyNot());
+    return r.cgroups();
+  }
+
+  @Test
+  void aProbeRunsOncePerJvmAndChoice() {
+    Cgroups.Result first = Cgroups.probe(Cgroups.Version.V1, null);
+    assertThat(Cgroups.probe(Cgroups.Version.V1, null)).isSameAs(first);
+  }
+
+  @Test
+  void staleTreesOfADeadJvmAreKilledAndRemoved() throws Exception {
+    Cgroups cgroups = v1();
+    Path freezerRoot = cgroups.layout().v1().get("freezer").ownPath();
+    Path acctRoot = cgroups.layout().v1().get("cpuacct").ownPath();
+    Process dead = new ProcessBuilder("true").start();
+    dead.waitFor();
+    String name = "confine-" + dead.pid() + "-1";
+    Path freezer = Files.createDirectory(freezerRoot.resolve(name));
+    Path acct = Files.createDirectory(acctRoot.resolve(name));
+    Process orphan = new ProcessBuilder("sleep", "100").start();
+    Files.writeString(freezer.resolve("cgroup.procs"), Long.toString(orphan.pid()));
+
+    cgroups.removeStaleTrees(); // what the first probe of a JVM does
+
+    assertThat(freezer).doesNotExist();
+    assertThat(acct).doesNotExist();
+    assertThat(orphan.waitFor(5, TimeUnit.SECONDS)).isTrue();
+  }
+
+  @Test
+  void treesOfThisJvmAreNotStale() throws Exception {
+    Cgroups cgroups = v1();
+    TreeCgroup mine = cgroups.create(TreeLimits.NONE);
+    try {
+      cgroups.removeStaleTrees();
+      assertThat(mine.path()).exists();
+    } finally {
+      mine.remove();
+    }
+    assertThat(mine.path()).doesNotExist();
+  }
+}
