@@ -4,13 +4,9 @@ import dev.confine.linux.libc.LibC;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.StructLayout;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
-import java.lang.invoke.VarHandle;
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -36,27 +32,18 @@ final class ProcFiles {
   /** sysconf(_SC_PAGESIZE): the unit of rss in /proc/[pid]/stat. */
   static final long PAGE_SIZE = LibC.sysconf(SC_PAGESIZE);
 
-  private static final Linker LINKER = Linker.nativeLinker();
-  private static final StructLayout CAPTURE = Linker.Option.captureStateLayout();
-  private static final VarHandle ERRNO =
-      CAPTURE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
-  private static final Linker.Option ERRNO_OPTION = Linker.Option.captureCallState("errno");
   private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT;
   private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG;
   private static final ValueLayout ADDR = ValueLayout.ADDRESS;
 
-  private static final MethodHandle OPEN =
-      LINKER.downcallHandle(
-          LINKER.defaultLookup().find("open").orElseThrow(),
-          FunctionDescriptor.of(INT, ADDR, INT, INT),
-          ERRNO_OPTION,
-          Linker.Option.firstVariadicArg(2));
-  private static final MethodHandle READ =
-      bind("read", FunctionDescriptor.of(LONG, INT, ADDR, LONG));
+  // open, read and close are Syscalls' handles; called here with this sampler's capture state.
+  private static final MethodHandle OPEN = Syscalls.OPEN;
+  private static final MethodHandle READ = Syscalls.READ;
+  private static final MethodHandle CLOSE = Syscalls.CLOSE;
   private static final MethodHandle GETDENTS64 =
-      bind("getdents64", FunctionDescriptor.of(LONG, INT, ADDR, LONG));
-  private static final MethodHandle CLOSE = bind("close", FunctionDescriptor.of(INT, INT));
-  private static final MethodHandle GETSID = bind("getsid", FunctionDescriptor.of(INT, INT));
+      Syscalls.bind("getdents64", FunctionDescriptor.of(LONG, INT, ADDR, LONG));
+  private static final MethodHandle GETSID =
+      Syscalls.bind("getsid", FunctionDescriptor.of(INT, INT));
 
   private static final int FILE_BUFFER = 4096;
   private static final int DIR_BUFFER = 32 * 1024;
@@ -109,14 +96,10 @@ final class ProcFiles {
 
   ProcFiles() {
     Arena arena = Arena.ofAuto();
-    callState = arena.allocate(CAPTURE);
+    callState = arena.allocate(Syscalls.CAPTURE);
     path = arena.allocate(PATH_BUFFER);
     fileBuffer = arena.allocate(FILE_BUFFER);
     dirBuffer = arena.allocate(DIR_BUFFER, 8);
-  }
-
-  private static MethodHandle bind(String name, FunctionDescriptor fd) {
-    return LINKER.downcallHandle(LINKER.defaultLookup().find(name).orElseThrow(), fd, ERRNO_OPTION);
   }
 
   private static byte[] bytes(String s) {
@@ -329,7 +312,7 @@ final class ProcFiles {
     try {
       r = (int) GETSID.invokeExact(callState, pid);
     } catch (Throwable t) {
-      throw rethrow(t);
+      throw Syscalls.rethrow(t);
     }
     if (r >= 0) {
       return r;
@@ -425,7 +408,7 @@ final class ProcFiles {
   }
 
   private int errno() {
-    return (int) ERRNO.get(callState, 0L);
+    return Syscalls.errno(callState);
   }
 
   /** open(2): the fd or -errno. */
@@ -434,7 +417,7 @@ final class ProcFiles {
       int r = (int) OPEN.invokeExact(callState, p, flags, 0);
       return r < 0 ? -errno() : r;
     } catch (Throwable t) {
-      throw rethrow(t);
+      throw Syscalls.rethrow(t);
     }
   }
 
@@ -444,7 +427,7 @@ final class ProcFiles {
       long r = (long) READ.invokeExact(callState, fd, buf, len);
       return r < 0 ? -errno() : r;
     } catch (Throwable t) {
-      throw rethrow(t);
+      throw Syscalls.rethrow(t);
     }
   }
 
@@ -454,7 +437,7 @@ final class ProcFiles {
       long r = (long) GETDENTS64.invokeExact(callState, fd, buf, len);
       return r < 0 ? -errno() : r;
     } catch (Throwable t) {
-      throw rethrow(t);
+      throw Syscalls.rethrow(t);
     }
   }
 
@@ -462,17 +445,7 @@ final class ProcFiles {
     try {
       int unused = (int) CLOSE.invokeExact(callState, fd);
     } catch (Throwable t) {
-      throw rethrow(t);
+      throw Syscalls.rethrow(t);
     }
-  }
-
-  private static RuntimeException rethrow(Throwable t) {
-    if (t instanceof RuntimeException re) {
-      throw re;
-    }
-    if (t instanceof Error e) {
-      throw e;
-    }
-    throw new IllegalStateException(t);
   }
 }

@@ -19,10 +19,12 @@ import java.lang.invoke.VarHandle;
  */
 @SuppressWarnings("restricted")
 final class Syscalls {
+  // The handles, bind(), errno() and rethrow() are package-private so that ProcFiles can make the
+  // same calls with a capture state of its own (one per sampler) instead of the thread-local one.
   private Syscalls() {}
 
   private static final Linker LINKER = Linker.nativeLinker();
-  private static final StructLayout CAPTURE = Linker.Option.captureStateLayout();
+  static final StructLayout CAPTURE = Linker.Option.captureStateLayout();
   private static final VarHandle ERRNO =
       CAPTURE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
   private static final Linker.Option ERRNO_OPTION = Linker.Option.captureCallState("errno");
@@ -33,11 +35,10 @@ final class Syscalls {
   private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG;
   private static final ValueLayout ADDR = ValueLayout.ADDRESS;
 
-  private static final MethodHandle READ =
-      bind("read", FunctionDescriptor.of(LONG, INT, ADDR, LONG));
+  static final MethodHandle READ = bind("read", FunctionDescriptor.of(LONG, INT, ADDR, LONG));
   private static final MethodHandle WRITE =
       bind("write", FunctionDescriptor.of(LONG, INT, ADDR, LONG));
-  private static final MethodHandle CLOSE = bind("close", FunctionDescriptor.of(INT, INT));
+  static final MethodHandle CLOSE = bind("close", FunctionDescriptor.of(INT, INT));
   private static final MethodHandle PIPE2 = bind("pipe2", FunctionDescriptor.of(INT, ADDR, INT));
   private static final MethodHandle FCNTL_INT =
       bindVariadic("fcntl", FunctionDescriptor.of(INT, INT, INT, INT), 2);
@@ -61,7 +62,7 @@ final class Syscalls {
       bindVariadic("syscall", FunctionDescriptor.of(LONG, LONG, INT, INT, ADDR), 1);
   private static final MethodHandle PRCTL =
       bindVariadic("prctl", FunctionDescriptor.of(INT, INT, LONG, LONG, LONG, LONG), 1);
-  private static final MethodHandle OPEN =
+  static final MethodHandle OPEN =
       bindVariadic("open", FunctionDescriptor.of(INT, ADDR, INT, INT), 2);
   private static final MethodHandle GETTID =
       LINKER.downcallHandle(
@@ -70,7 +71,7 @@ final class Syscalls {
       LINKER.downcallHandle(
           LINKER.defaultLookup().find("strerror").orElseThrow(), FunctionDescriptor.of(ADDR, INT));
 
-  private static MethodHandle bind(String name, FunctionDescriptor fd) {
+  static MethodHandle bind(String name, FunctionDescriptor fd) {
     return LINKER.downcallHandle(LINKER.defaultLookup().find(name).orElseThrow(), fd, ERRNO_OPTION);
   }
 
@@ -82,11 +83,11 @@ final class Syscalls {
         Linker.Option.firstVariadicArg(firstVariadic));
   }
 
-  private static int errno(MemorySegment state) {
+  static int errno(MemorySegment state) {
     return (int) ERRNO.get(state, 0L);
   }
 
-  private static RuntimeException rethrow(Throwable t) {
+  static RuntimeException rethrow(Throwable t) {
     if (t instanceof RuntimeException re) {
       throw re;
     }
