@@ -1,11 +1,10 @@
 package dev.confine;
 
 import java.util.Collection;
-import java.util.List;
 import java.util.Set;
 
 /** The runner behind {@link Runners#allowCommands}. */
-final class AllowCommandsRunner implements Runner, EnforcementReporter {
+final class AllowCommandsRunner implements PolicyRunner, EnforcementReporter {
   private final Runner inner;
   private final Set<String> allowed;
 
@@ -15,10 +14,14 @@ final class AllowCommandsRunner implements Runner, EnforcementReporter {
   }
 
   @Override
-  public ExecResult exec(String command, List<String> args, ExecOptions options) {
-    ExecRequest request = ExecRequest.of(command, args, options);
+  public Runner inner() {
+    return inner;
+  }
+
+  @Override
+  public ExecRequest admit(ExecRequest request) {
     check(request.command());
-    return inner.exec(request.command(), request.args(), request.options());
+    return request;
   }
 
   void check(String command) {

@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.Optional;
 
 /** The runner behind {@link Runners#withApproval}. */
-final class ApprovalRunner implements Runner, EnforcementReporter {
+final class ApprovalRunner implements PolicyRunner, EnforcementReporter {
   private final Runner inner;
   private final Approver approver;
   private final List<ExecPredicate> predicates;
@@ -20,10 +20,14 @@ final class ApprovalRunner implements Runner, EnforcementReporter {
   }
 
   @Override
-  public ExecResult exec(String command, List<String> args, ExecOptions options) {
-    ExecRequest request = ExecRequest.of(command, args, options);
+  public Runner inner() {
+    return inner;
+  }
+
+  @Override
+  public ExecRequest admit(ExecRequest request) {
     authorize(request);
-    return inner.exec(request.command(), request.args(), request.options());
+    return request;
   }
 
   /**

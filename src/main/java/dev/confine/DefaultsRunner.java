@@ -1,10 +1,9 @@
 package dev.confine;
 
-import java.util.List;
 import java.util.Objects;
 
 /** The runner behind {@link Runners#withDefaults}. */
-final class DefaultsRunner implements Runner, EnforcementReporter {
+final class DefaultsRunner implements PolicyRunner, EnforcementReporter {
   private final Runner inner;
   private final ExecOptions defaults;
 
@@ -14,10 +13,13 @@ final class DefaultsRunner implements Runner, EnforcementReporter {
   }
 
   @Override
-  public ExecResult exec(String command, List<String> args, ExecOptions options) {
-    ExecRequest request = ExecRequest.of(command, args, options);
-    return inner.exec(
-        request.command(), request.args(), DefaultsMerge.merge(defaults, request.options()));
+  public Runner inner() {
+    return inner;
+  }
+
+  @Override
+  public ExecRequest admit(ExecRequest request) {
+    return request.withOptions(DefaultsMerge.merge(defaults, request.options()));
   }
 
   ExecOptions defaults() {

@@ -1,0 +1,95 @@
+package dev.confine.session;
+
+import dev.confine.ProcessClosedException;
+import dev.confine.SandboxException;
+import dev.confine.SequenceGapException;
+import java.time.Duration;
+import java.util.Optional;
+
+/**
+ * One running (or ended, not yet closed) process whose output is kept in a bounded, replayable log
+ * addressed by byte offsets. A client that disconnects can come back and read from the last offset
+ * it saw, as long as the log still holds it.
+ *
+ * <p>Every method is thread-safe. After {@link #close()} every operation except {@link #waitFor()},
+ * {@link #exitValue()}, {@link #id()} and {@link #pid()} throws {@link ProcessClosedException}.
+ */
+public interface ProcessSession extends AutoCloseable {
+  /** The session's id, unique among the open sessions of its manager. */
+  String id();
+
+  /** The child's pid, which is also its process group and session id. */
+  int pid();
+
+  /**
+   * Reads output from offset {@code afterSeq} on, waiting until there is some or the process has
+   * ended.
+   *
+   * @param maxBytes the most bytes to return (positive)
+   * @return the chunks from {@code afterSeq}; empty with {@code eof} when the process has ended and
+   *     the cursor is at the end
+   * @throws SequenceGapException when the log no longer holds {@code afterSeq} (or it is negative)
+   * @throws SandboxException VALIDATION when {@code maxBytes} is not positive or {@code afterSeq}
+   *     lies beyond the output written so far
+   * @throws ProcessClosedException when the session is closed, also while waiting
+   */
+  ProcessOutput read(long afterSeq, int maxBytes) throws InterruptedException;
+
+  /**
+   * As {@link #read(long, int)}, waiting at most {@code timeout}; when nothing came in time, the
+   * result is empty, not at end of file, and its {@code nextSeq} is {@code afterSeq}.
+   */
+  ProcessOutput read(long afterSeq, int maxBytes, Duration timeout) throws InterruptedException;
+
+  /**
+   * Writes {@code data} to the child's stdin (the terminal's input for a PTY session), waiting
+   * until every byte is written. Empty data returns at once.
+   *
+   * @throws SandboxException INTERNAL when the child no longer reads (its stdin is closed)
+   * @throws ProcessClosedException when the session is closed
+   */
+  void write(byte[] data) throws InterruptedException;
+
+  /**
+   * Closes the child's stdin (pipe sessions) so that it sees end of file; on a terminal, writes the
+   * VEOF character (Ctrl-D) instead.
+   *
+   * @throws ProcessClosedException when the session is closed
+   */
+  void closeStdin();
+
+  /**
+   * Sets the terminal's size; the child receives SIGWINCH.
+   *
+   * @throws SandboxException VALIDATION when a dimension is not positive (checked first);
+   *     NOT_AVAILABLE for a pipe session
+   * @throws ProcessClosedException when the session is closed
+   */
+  void resize(int rows, int cols);
+
+  /**
+   * Ends the process: SIGTERM to its process group, then SIGKILL to the whole tree if it has not
+   * ended within 2 s. Returns at once when it had already ended. An interrupt while waiting kills
+   * the tree at once (the interrupt status stays set).
+   *
+   * @throws ProcessClosedException when the session is closed
+   */
+  void terminate();
+
+  /** Waits until the process has ended and all its output is in the log; works after close. */
+  ProcessExit waitFor() throws InterruptedException;
+
+  /** As {@link #waitFor()}, at most {@code timeout}; empty when the process is still running. */
+  Optional<ProcessExit> waitFor(Duration timeout) throws InterruptedException;
+
+  /** How the process ended, or empty while it runs. */
+  Optional<ProcessExit> exitValue();
+
+  /**
+   * Kills the tree if it still runs, releases everything the session holds and wakes blocked
+   * readers and watchers (which then see {@link ProcessClosedException} or a CLOSED event).
+   * Idempotent.
+   */
+  @Override
+  void close();
+}
