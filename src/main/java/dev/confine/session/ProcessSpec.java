@@ -34,9 +34,12 @@ public record ProcessSpec(
       throw new SandboxException(
           SandboxException.Kind.VALIDATION, "sandbox: process argv must not be empty");
     }
-    if (argv.contains(null)) {
-      throw new SandboxException(
-          SandboxException.Kind.VALIDATION, "sandbox: process argv holds a null");
+    // Not argv.contains(null): immutable lists (List.of) throw NullPointerException for it.
+    for (String a : argv) {
+      if (a == null) {
+        throw new SandboxException(
+            SandboxException.Kind.VALIDATION, "sandbox: process argv holds a null");
+      }
     }
     argv = List.copyOf(argv);
     rows = rows > 0 ? rows : DEFAULT_ROWS;
