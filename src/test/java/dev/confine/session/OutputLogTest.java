@@ -1,0 +1,828 @@
+package dev.confine.session;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
+
+import dev.confine.ProcessClosedException;
+import dev.confine.SandboxException;
+import dev.confine.SequenceGapException;
+import java.io.ByteArrayOutputStream;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+import net.jqwik.api.Tuple;
+import net.jqwik.api.constraints.IntRange;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+class OutputLogTest {
+  private static final Duration SHORT = Duration.ofMillis(100);
+
+  private static byte[] b(String s) {
+    return s.getBytes(UTF_8);
+  }
+
+  private static String s(OutputChunk c) {
+    return new String(c.data(), UTF_8);
+  }
+
+  private static long in(Duration d) {
+    return System.nanoTime() + d.toNanos();
+  }
+
+  /** Appends {@code n} one-byte chunks. */
+  private static void appendBytes(OutputLog log, int n) {
+    for (int i = 0; i < n; i++) {
+      log.append(ProcessStream.STDOUT, new byte[] {(byte) i});
+    }
+  }
+
+  private static List<ProcessEvent> drain(EventStream events) throws InterruptedException {
+    List<ProcessEvent> all = new ArrayList<>();
+    for (ProcessEvent e; (e = events.poll(Duration.ZERO)) != null; ) {
+      all.add(e);
+    }
+    return all;
+  }
+
+  /** Runs {@code read} on another thread, returning once it is seen to be blocked. */
+  private static CompletableFuture<ProcessOutput> blockedRead(ReadCall read)
+      throws InterruptedException {
+    CompletableFuture<ProcessOutput> f = new CompletableFuture<>();
+    Thread t =
+        Thread.ofPlatform()
+            .start(
+                () -> {
+                  try {
+                    f.complete(read.call());
+                  } catch (Throwable e) {
+                    f.completeExceptionally(e);
+                  }
+                });
+    while (t.getState() != Thread.State.WAITING && t.getState() != Thread.State.TIMED_WAITING) {
+      assertThat(f).isNotDone();
+      Thread.sleep(1);
+    }
+    return f;
+  }
+
+  @FunctionalInterface
+  private interface ReadCall {
+    ProcessOutput call() throws InterruptedException;
+  }
+
+  private static Throwable failureOf(CompletableFuture<?> f) throws InterruptedException {
+    try {
+      f.get(10, TimeUnit.SECONDS);
+    } catch (ExecutionException e) {
+      return e.getCause();
+    } catch (TimeoutException e) {
+      throw new AssertionError("still blocked", e);
+    }
+    throw new AssertionError("completed normally");
+  }
+
+  // ---- append and retention ----
+
+  @Test
+  void appendGivesEachChunkTheOffsetOfItsFirstByte() throws InterruptedException {
+    OutputLog log = new OutputLog(0);
+    assertThat(log.nextSeq()).isZero();
+    assertThat(log.retainedFrom()).isZero();
+    log.append(ProcessStream.STDOUT, b("abc"));
+    log.append(ProcessStream.STDERR, b("de"));
+    assertThat(log.nextSeq()).isEqualTo(5);
+    assertThat(log.retainedFrom()).isZero();
+    assertThat(log.retainedBytes()).isEqualTo(5);
+    ProcessOutput out = log.read(0, 100);
+    assertThat(out.chunks())
+        .extracting(OutputChunk::seq, OutputChunk::stream)
+        .containsExactly(tuple(0L, ProcessStream.STDOUT), tuple(3L, ProcessStream.STDERR));
+    assertThat(out.nextSeq()).isEqualTo(5);
+    assertThat(out.eof()).isFalse();
+  }
+
+  @Test
+  void emptyAppendIsIgnored() {
+    OutputLog log = new OutputLog(0);
+    log.append(ProcessStream.STDOUT, new byte[0]);
+    assertThat(log.nextSeq()).isZero();
+    assertThat(log.retainedBytes()).isZero();
+  }
+
+  @Test
+  void appendTakesTheArrayWithoutCopying() throws InterruptedException {
+    OutputLog log = new OutputLog(0);
+    byte[] data = b("abc");
+    log.append(ProcessStream.STDOUT, data);
+    data[0] = 'x';
+    assertThat(s(log.read(0, 10).chunks().getFirst())).isEqualTo("xbc");
+  }
+
+  @Test
+  void trimmingDropsTheOldestWholeChunks() throws InterruptedException {
+    OutputLog log = new OutputLog(10);
+    log.append(ProcessStream.STDOUT, b("aaaa"));
+    log.append(ProcessStream.STDOUT, b("bbbb"));
+    assertThat(log.retainedBytes()).isEqualTo(8);
+    log.append(ProcessStream.STDOUT, b("cccc"));
+    assertThat(log.retainedFrom()).isEqualTo(4);
+    assertThat(log.retainedBytes()).isEqualTo(8);
+    assertThat(log.nextSeq()).isEqualTo(12);
+    assertThat(log.read(4, 100).chunks())
+        .extracting(OutputLogTest::s)
+        .containsExactly("bbbb", "cccc");
+  }
+
+  @Test
+  void exactlyTheBoundIsKept() {
+    OutputLog log = new OutputLog(8);
+    log.append(ProcessStream.STDOUT, b("aaaa"));
+    log.append(ProcessStream.STDOUT, b("bbbb"));
+    assertThat(log.retainedFrom()).isZero();
+    assertThat(log.retainedBytes()).isEqualTo(8);
+  }
+
+  @Test
+  void aSingleOversizedChunkIsKept() throws InterruptedException {
+    OutputLog log = new OutputLog(4);
+    log.append(ProcessStream.STDOUT, b("0123456789"));
+    assertThat(log.retainedBytes()).isEqualTo(10);
+    assertThat(log.retainedFrom()).isZero();
+    assertThat(log.read(0, 100).bytes()).isEqualTo(b("0123456789"));
+  }
+
+  @Test
+  void theNewestChunkIsNeverDropped() throws InterruptedException {
+    OutputLog log = new OutputLog(5);
+    log.append(ProcessStream.STDOUT, b("abc"));
+    log.append(ProcessStream.STDERR, b("0123456789"));
+    assertThat(log.retainedFrom()).isEqualTo(3);
+    assertThat(log.retainedBytes()).isEqualTo(10);
+    ProcessOutput out = log.read(3, 100);
+    assertThat(out.chunks()).singleElement().extracting(OutputLogTest::s).isEqualTo("0123456789");
+  }
+
+  @Test
+  void zeroOrNegativeBoundKeepsEverything() {
+    for (long max : new long[] {0, -1, Long.MIN_VALUE}) {
+      OutputLog log = new OutputLog(max);
+      appendBytes(log, 1000);
+      assertThat(log.retainedBytes()).isEqualTo(1000);
+      assertThat(log.retainedFrom()).isZero();
+    }
+  }
+
+  // ---- read: errors, in order ----
+
+  @Test
+  void nonPositiveMaxBytesIsCheckedFirst() {
+    OutputLog log = new OutputLog(0);
+    log.close();
+    for (int max : new int[] {0, -1}) {
+      assertThatThrownBy(() -> log.read(-5, max))
+          .isExactlyInstanceOf(SandboxException.class)
+          .hasMessage("sandbox: Read maxBytes must be positive")
+          .satisfies(
+              e ->
+                  assertThat(((SandboxException) e).kind())
+                      .isEqualTo(SandboxException.Kind.VALIDATION));
+    }
+  }
+
+  @Test
+  void closedComesBeforeGapAndRange() {
+    OutputLog log = new OutputLog(0);
+    log.append(ProcessStream.STDOUT, b("abc"));
+    log.close();
+    assertThatThrownBy(() -> log.read(-1, 10)).isInstanceOf(ProcessClosedException.class);
+    assertThatThrownBy(() -> log.read(99, 10)).isInstanceOf(ProcessClosedException.class);
+    assertThatThrownBy(() -> log.read(0, 10)).isInstanceOf(ProcessClosedException.class);
+  }
+
+  @Test
+  void aCursorBeforeTheRetainedStartIsAGap() {
+    OutputLog log = new OutputLog(4);
+    log.append(ProcessStream.STDOUT, b("abcd"));
+    log.append(ProcessStream.STDOUT, b("efgh"));
+    assertThatThrownBy(() -> log.read(3, 10))
+        .isInstanceOfSatisfying(
+            SequenceGapException.class,
+            e -> {
+              assertThat(e.afterSeq()).isEqualTo(3);
+              assertThat(e.retainedFrom()).isEqualTo(4);
+              assertThat(e.getMessage())
+                  .startsWith(SequenceGapException.MESSAGE)
+                  .endsWith("afterSeq 3, retained from 4");
+            });
+  }
+
+  @Test
+  void aNegativeCursorIsAGapEvenOnAnEmptyLog() {
+    OutputLog log = new OutputLog(0);
+    assertThatThrownBy(() -> log.read(-1, 10))
+        .isInstanceOfSatisfying(
+            SequenceGapException.class,
+            e -> {
+              assertThat(e.afterSeq()).isEqualTo(-1);
+              assertThat(e.retainedFrom()).isZero();
+            });
+  }
+
+  @Test
+  void aCursorBeyondTheEndIsInvalid() {
+    OutputLog log = new OutputLog(0);
+    log.append(ProcessStream.STDOUT, b("abc"));
+    assertThatThrownBy(() -> log.read(5, 10))
+        .isExactlyInstanceOf(SandboxException.class)
+        .hasMessage("sandbox: afterSeq 5 is beyond buffered output (next=3)")
+        .satisfies(
+            e ->
+                assertThat(((SandboxException) e).kind())
+                    .isEqualTo(SandboxException.Kind.VALIDATION));
+  }
+
+  // ---- read: what comes back ----
+
+  @Test
+  void aReadFromInsideAChunkStartsAtTheCursor() throws InterruptedException {
+    OutputLog log = new OutputLog(0);
+    log.append(ProcessStream.TTY, b("hello"));
+    ProcessOutput out = log.read(2, 100);
+    assertThat(out.chunks())
+        .singleElement()
+        .isEqualTo(OutputChunk.of(2, ProcessStream.TTY, b("llo")));
+    assertThat(out.nextSeq()).isEqualTo(5);
+  }
+
+  @Test
+  void maxBytesCutsTheLastChunk() throws InterruptedException {
+    OutputLog log = new OutputLog(0);
+    log.append(ProcessStream.STDOUT, b("hello"));
+    log.append(ProcessStream.STDOUT, b("world"));
+    ProcessOutput first = log.read(0, 7);
+    assertThat(first.chunks())
+        .containsExactly(
+            OutputChunk.of(0, ProcessStream.STDOUT, b("hello")),
+            OutputChunk.of(5, ProcessStream.STDOUT, b("wo")));
+    assertThat(first.nextSeq()).isEqualTo(7);
+    ProcessOutput second = log.read(first.nextSeq(), 7);
+    assertThat(second.chunks()).containsExactly(OutputChunk.of(7, ProcessStream.STDOUT, b("rld")));
+    assertThat(second.nextSeq()).isEqualTo(10);
+  }
+
+  @Test
+  void maxBytesCanCutInsideOneChunkFromBothEnds() throws InterruptedException {
+    OutputLog log = new OutputLog(0);
+    log.append(ProcessStream.STDERR, b("0123456789"));
+    ProcessOutput out = log.read(3, 4);
+    assertThat(out.chunks()).containsExactly(OutputChunk.of(3, ProcessStream.STDERR, b("3456")));
+    assertThat(out.nextSeq()).isEqualTo(7);
+  }
+
+  @Test
+  void chunksAreNeverMerged() throws InterruptedException {
+    OutputLog log = new OutputLog(0);
+    log.append(ProcessStream.STDOUT, b("a"));
+    log.append(ProcessStream.STDOUT, b("b"));
+    log.append(ProcessStream.STDERR, b("c"));
+    assertThat(log.read(0, 100).chunks())
+        .containsExactly(
+            OutputChunk.of(0, ProcessStream.STDOUT, b("a")),
+            OutputChunk.of(1, ProcessStream.STDOUT, b("b")),
+            OutputChunk.of(2, ProcessStream.STDERR, b("c")));
+  }
+
+  @Test
+  void eofOnlyWhenTheReadReachesTheEndOfAFinishedLog() throws InterruptedException {
+    OutputLog log = new OutputLog(0);
+    log.append(ProcessStream.STDOUT, b("hello"));
+    assertThat(log.read(0, 100).eof()).isFalse();
+    log.finish(ProcessExit.exited(0));
+    assertThat(log.isFinished()).isTrue();
+    ProcessOutput partial = log.read(0, 3);
+    assertThat(partial.eof()).isFalse();
+    ProcessOutput rest = log.read(partial.nextSeq(), 100);
+    assertThat(rest.bytes()).isEqualTo(b("lo"));
+    assertThat(rest.eof()).isTrue();
+  }
+
+  @Test
+  void aCaughtUpReadOfAFinishedLogIsAnEmptyEof() throws InterruptedException {
+    OutputLog log = new OutputLog(0);
+    log.append(ProcessStream.STDOUT, b("hi"));
+    log.finish(ProcessExit.exited(3));
+    assertThat(log.read(2, 10)).isEqualTo(new ProcessOutput(2, List.of(), true));
+    OutputLog empty = new OutputLog(0);
+    empty.finish(ProcessExit.exited(0));
+    assertThat(empty.read(0, 10)).isEqualTo(new ProcessOutput(0, List.of(), true));
+  }
+
+  @Test
+  void outputStaysReadableAfterFinishAndAppendsAreIgnored() throws InterruptedException {
+    OutputLog log = new OutputLog(0);
+    log.append(ProcessStream.STDOUT, b("abc"));
+    log.finish(ProcessExit.exited(0));
+    log.append(ProcessStream.STDOUT, b("late"));
+    assertThat(log.nextSeq()).isEqualTo(3);
+    assertThat(log.read(0, 100).bytes()).isEqualTo(b("abc"));
+    assertThat(log.read(0, 100).bytes()).isEqualTo(b("abc"));
+  }
+
+  @Test
+  void closeDropsTheOutputAndLaterAppendsAreIgnored() {
+    OutputLog log = new OutputLog(0);
+    log.append(ProcessStream.STDOUT, b("abc"));
+    log.close();
+    assertThat(log.isClosed()).isTrue();
+    assertThat(log.retainedBytes()).isZero();
+    log.append(ProcessStream.STDOUT, b("late"));
+    assertThat(log.nextSeq()).isEqualTo(3);
+    assertThat(log.retainedBytes()).isZero();
+    log.close();
+    assertThat(log.isClosed()).isTrue();
+  }
+
+  // ---- read: waiting ----
+
+  @Test
+  @Timeout(10)
+  void aBlockedReadIsWokenByAppend() throws Exception {
+    OutputLog log = new OutputLog(0);
+    log.append(ProcessStream.STDOUT, b("ab"));
+    CompletableFuture<ProcessOutput> f = blockedRead(() -> log.read(2, 100));
+    log.append(ProcessStream.STDERR, b("cd"));
+    ProcessOutput out = f.get(10, TimeUnit.SECONDS);
+    assertThat(out.chunks()).containsExactly(OutputChunk.of(2, ProcessStream.STDERR, b("cd")));
+    assertThat(out.nextSeq()).isEqualTo(4);
+  }
+
+  @Test
+  @Timeout(10)
+  void aBlockedReadIsWokenByFinish() throws Exception {
+    OutputLog log = new OutputLog(0);
+    CompletableFuture<ProcessOutput> f = blockedRead(() -> log.read(0, 100));
+    log.finish(ProcessExit.exited(0));
+    assertThat(f.get(10, TimeUnit.SECONDS)).isEqualTo(new ProcessOutput(0, List.of(), true));
+  }
+
+  @Test
+  @Timeout(10)
+  void aBlockedReadIsWokenByClose() throws Exception {
+    OutputLog log = new OutputLog(0);
+    CompletableFuture<ProcessOutput> f =
+        blockedRead(() -> log.read(0, 100, in(Duration.ofHours(1))));
+    log.close();
+    assertThat(failureOf(f)).isInstanceOf(ProcessClosedException.class);
+  }
+
+  @Test
+  @Timeout(10)
+  void aDeadlineEndsTheWaitWithAnEmptyResult() throws InterruptedException {
+    OutputLog log = new OutputLog(0);
+    log.append(ProcessStream.STDOUT, b("ab"));
+    long start = System.nanoTime();
+    ProcessOutput out = log.read(2, 100, start + SHORT.toNanos());
+    assertThat(System.nanoTime() - start).isGreaterThanOrEqualTo(SHORT.toNanos());
+    assertThat(out).isEqualTo(new ProcessOutput(2, List.of(), false));
+  }
+
+  @Test
+  void aPassedDeadlineStillReturnsAvailableOutput() throws InterruptedException {
+    OutputLog log = new OutputLog(0);
+    log.append(ProcessStream.STDOUT, b("ab"));
+    long past = System.nanoTime() - 1;
+    assertThat(log.read(0, 100, past).bytes()).isEqualTo(b("ab"));
+    assertThat(log.read(2, 100, past)).isEqualTo(new ProcessOutput(2, List.of(), false));
+  }
+
+  @Test
+  @Timeout(10)
+  void anInterruptEndsABlockedRead() throws Exception {
+    OutputLog log = new OutputLog(0);
+    AtomicReference<Thread> reader = new AtomicReference<>();
+    CompletableFuture<ProcessOutput> f =
+        blockedRead(
+            () -> {
+              reader.set(Thread.currentThread());
+              return log.read(0, 100);
+            });
+    reader.get().interrupt();
+    assertThat(failureOf(f)).isInstanceOf(InterruptedException.class);
+  }
+
+  @Test
+  void anInterruptedThreadThrowsAtOnceInsteadOfWaiting() throws InterruptedException {
+    OutputLog log = new OutputLog(0);
+    log.append(ProcessStream.STDOUT, b("ab"));
+    Thread.currentThread().interrupt();
+    try {
+      assertThatThrownBy(() -> log.read(2, 100)).isInstanceOf(InterruptedException.class);
+      assertThat(Thread.currentThread().isInterrupted()).isFalse();
+      // Available output is returned regardless, and the interrupt stays set for the caller.
+      Thread.currentThread().interrupt();
+      assertThat(log.read(0, 100).bytes()).isEqualTo(b("ab"));
+      assertThat(Thread.currentThread().isInterrupted()).isTrue();
+    } finally {
+      Thread.interrupted();
+    }
+  }
+
+  @Test
+  @Timeout(10)
+  void theAppendThatWakesAWaitingReaderNeverGapsIt() throws Exception {
+    OutputLog log = new OutputLog(2);
+    log.append(ProcessStream.STDOUT, b("ab"));
+    CompletableFuture<ProcessOutput> f = blockedRead(() -> log.read(2, 100));
+    log.append(ProcessStream.STDOUT, b("cdefgh"));
+    assertThat(log.retainedFrom()).isEqualTo(2);
+    assertThat(f.get(10, TimeUnit.SECONDS).bytes()).isEqualTo(b("cdefgh"));
+  }
+
+  // ---- watch ----
+
+  @Test
+  void aWatcherGetsTheReplayThenLiveEvents() throws InterruptedException {
+    OutputLog log = new OutputLog(0);
+    log.append(ProcessStream.STDOUT, b("ab"));
+    log.append(ProcessStream.STDERR, b("c"));
+    EventStream events = log.watch();
+    log.append(ProcessStream.STDOUT, b("de"));
+    ProcessExit exit = ProcessExit.exited(7);
+    log.finish(exit);
+    assertThat(drain(events))
+        .containsExactly(
+            ProcessEvent.output(OutputChunk.of(0, ProcessStream.STDOUT, b("ab"))),
+            ProcessEvent.output(OutputChunk.of(2, ProcessStream.STDERR, b("c"))),
+            ProcessEvent.output(OutputChunk.of(3, ProcessStream.STDOUT, b("de"))),
+            ProcessEvent.exited(5, exit));
+  }
+
+  @Test
+  void aWatcherOfAFinishedLogGetsTheExitInTheReplay() throws InterruptedException {
+    OutputLog log = new OutputLog(0);
+    log.append(ProcessStream.TTY, b("x"));
+    log.finish(ProcessExit.exited(2));
+    EventStream events = log.watch();
+    assertThat(drain(events))
+        .containsExactly(
+            ProcessEvent.output(OutputChunk.of(0, ProcessStream.TTY, b("x"))),
+            ProcessEvent.exited(1, ProcessExit.exited(2)));
+  }
+
+  @Test
+  void theFirstFinishWins() throws InterruptedException {
+    OutputLog log = new OutputLog(0);
+    EventStream live = log.watch();
+    log.finish(ProcessExit.exited(1));
+    log.finish(ProcessExit.exited(2));
+    assertThat(drain(live)).containsExactly(ProcessEvent.exited(0, ProcessExit.exited(1)));
+    assertThat(drain(log.watch())).containsExactly(ProcessEvent.exited(0, ProcessExit.exited(1)));
+  }
+
+  @Test
+  @Timeout(10)
+  void exitedDoesNotEndTheStreamButClosedDoes() throws InterruptedException {
+    OutputLog log = new OutputLog(0);
+    EventStream events = log.watch();
+    log.append(ProcessStream.STDOUT, b("ab"));
+    log.finish(ProcessExit.exited(0));
+    assertThat(events.take().type()).isEqualTo(ProcessEvent.Type.OUTPUT);
+    assertThat(events.take().type()).isEqualTo(ProcessEvent.Type.EXITED);
+    assertThat(events.poll(SHORT)).isNull();
+    assertThat(events.isEnded()).isFalse();
+    assertThat(log.watcherCount()).isEqualTo(1);
+    log.close();
+    assertThat(events.isEnded()).isFalse();
+    assertThat(events.take()).isEqualTo(ProcessEvent.closed(2));
+    assertThat(events.isEnded()).isTrue();
+    assertThat(events.take()).isNull();
+    assertThat(events.poll(SHORT)).isNull();
+    assertThat(log.watcherCount()).isZero();
+  }
+
+  @Test
+  void closeSendsClosedOnceToEveryWatcher() throws InterruptedException {
+    OutputLog log = new OutputLog(0);
+    EventStream a = log.watch();
+    EventStream b = log.watch();
+    log.append(ProcessStream.STDOUT, b("abc"));
+    log.close();
+    log.close();
+    for (EventStream events : List.of(a, b)) {
+      assertThat(drain(events))
+          .extracting(ProcessEvent::type)
+          .containsExactly(ProcessEvent.Type.OUTPUT, ProcessEvent.Type.CLOSED);
+      assertThat(events.isEnded()).isTrue();
+    }
+  }
+
+  @Test
+  void watchAfterCloseThrows() {
+    OutputLog log = new OutputLog(0);
+    log.close();
+    assertThatThrownBy(log::watch).isInstanceOf(ProcessClosedException.class);
+  }
+
+  @Test
+  @Timeout(10)
+  void aBlockedTakeIsWokenByAnEvent() throws Exception {
+    OutputLog log = new OutputLog(0);
+    EventStream events = log.watch();
+    CompletableFuture<ProcessEvent> f =
+        CompletableFuture.supplyAsync(
+            () -> {
+              try {
+                return events.take();
+              } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+              }
+            });
+    Thread.sleep(50);
+    assertThat(f).isNotDone();
+    log.append(ProcessStream.STDOUT, b("a"));
+    assertThat(f.get(10, TimeUnit.SECONDS))
+        .isEqualTo(ProcessEvent.output(OutputChunk.of(0, ProcessStream.STDOUT, b("a"))));
+  }
+
+  @Test
+  @Timeout(10)
+  void closingTheStreamDropsItsEventsAndDetachesIt() throws Exception {
+    OutputLog log = new OutputLog(0);
+    log.append(ProcessStream.STDOUT, b("a"));
+    EventStream events = log.watch();
+    EventStream other = log.watch();
+    assertThat(log.watcherCount()).isEqualTo(2);
+    CompletableFuture<ProcessEvent> waiting = new CompletableFuture<>();
+    drain(other);
+    Thread.ofPlatform()
+        .start(
+            () -> {
+              try {
+                waiting.complete(other.take());
+              } catch (Throwable e) {
+                waiting.completeExceptionally(e);
+              }
+            });
+    Thread.sleep(50);
+    events.close();
+    other.close();
+    other.close();
+    assertThat(waiting.get(10, TimeUnit.SECONDS)).isNull();
+    assertThat(log.watcherCount()).isZero();
+    assertThat(events.isEnded()).isTrue();
+    assertThat(events.take()).isNull();
+    log.append(ProcessStream.STDOUT, b("b"));
+    log.close();
+    assertThat(events.poll(Duration.ZERO)).isNull();
+  }
+
+  @Test
+  void aReplayOfMoreThan256EventsIsASingleLagFromTheRetainedStart() throws InterruptedException {
+    OutputLog log = new OutputLog(300);
+    appendBytes(log, 310);
+    assertThat(log.retainedFrom()).isEqualTo(10);
+    EventStream events = log.watch();
+    assertThat(drain(events)).containsExactly(ProcessEvent.lag(10));
+    assertThat(events.isEnded()).isTrue();
+    assertThat(log.watcherCount()).isZero();
+  }
+
+  @Test
+  @Timeout(10)
+  void exactly256ChunksAndAnExitAreTooManyToReplay() throws InterruptedException {
+    OutputLog log = new OutputLog(0);
+    appendBytes(log, 256);
+    log.finish(ProcessExit.exited(0));
+    EventStream events = log.watch();
+    assertThat(drain(events)).containsExactly(ProcessEvent.lag(0));
+    assertThat(events.isEnded()).isTrue();
+  }
+
+  @Test
+  void aReplayThatFillsTheLastSlotEndsInALagAtTheEventThatDidNotFit() throws InterruptedException {
+    OutputLog chunks = new OutputLog(0);
+    appendBytes(chunks, 256);
+    List<ProcessEvent> replay = drain(chunks.watch());
+    assertThat(replay).hasSize(256);
+    assertThat(replay.subList(0, 255)).allMatch(e -> e.type() == ProcessEvent.Type.OUTPUT);
+    assertThat(replay.getLast()).isEqualTo(ProcessEvent.lag(255));
+    assertThat(chunks.watcherCount()).isZero();
+
+    OutputLog exited = new OutputLog(0);
+    appendBytes(exited, 255);
+    exited.finish(ProcessExit.exited(0));
+    List<ProcessEvent> withExit = drain(exited.watch());
+    assertThat(withExit).hasSize(256);
+    assertThat(withExit.getLast()).isEqualTo(ProcessEvent.lag(255));
+  }
+
+  @Test
+  void aReplayThatLeavesTheReserveFreeStaysSubscribed() throws InterruptedException {
+    OutputLog log = new OutputLog(0);
+    appendBytes(log, 254);
+    log.finish(ProcessExit.exited(0));
+    EventStream events = log.watch();
+    assertThat(log.watcherCount()).isEqualTo(1);
+    log.close();
+    List<ProcessEvent> all = drain(events);
+    assertThat(all).hasSize(256);
+    assertThat(all.get(254)).isEqualTo(ProcessEvent.exited(254, ProcessExit.exited(0)));
+    assertThat(all.getLast()).isEqualTo(ProcessEvent.closed(254));
+  }
+
+  @Test
+  void aWatcherThatDoesNotKeepUpGets255OutputsAndALag() throws InterruptedException {
+    OutputLog log = new OutputLog(0);
+    EventStream events = log.watch();
+    appendBytes(log, 300);
+    List<ProcessEvent> all = drain(events);
+    assertThat(all).hasSize(256);
+    for (int i = 0; i < 255; i++) {
+      assertThat(all.get(i))
+          .isEqualTo(
+              ProcessEvent.output(OutputChunk.of(i, ProcessStream.STDOUT, new byte[] {(byte) i})));
+    }
+    assertThat(all.getLast()).isEqualTo(ProcessEvent.lag(255));
+    assertThat(all.getLast().seq()).isNotZero();
+    assertThat(events.isEnded()).isTrue();
+    assertThat(events.take()).isNull();
+    assertThat(log.watcherCount()).isZero();
+    // The lag's offset is where a read resumes without losing a byte.
+    assertThat(log.read(255, 1000).nextSeq()).isEqualTo(300);
+  }
+
+  @Test
+  @Timeout(10)
+  void aWatcherThatKeepsUpNeverLags() throws InterruptedException {
+    OutputLog log = new OutputLog(0);
+    EventStream events = log.watch();
+    for (int i = 0; i < 1000; i++) {
+      log.append(ProcessStream.STDOUT, new byte[] {1});
+      assertThat(events.take()).extracting(ProcessEvent::seq).isEqualTo((long) i);
+    }
+    assertThat(events.isEnded()).isFalse();
+  }
+
+  @Test
+  void anExitThatDoesNotFitBecomesALagAtTheEnd() throws InterruptedException {
+    OutputLog log = new OutputLog(0);
+    EventStream events = log.watch();
+    appendBytes(log, 255);
+    log.finish(ProcessExit.exited(0));
+    List<ProcessEvent> all = drain(events);
+    assertThat(all).hasSize(256);
+    assertThat(all.getLast()).isEqualTo(ProcessEvent.lag(255));
+  }
+
+  @Test
+  void closedFitsIntoTheReservedSlot() throws InterruptedException {
+    OutputLog log = new OutputLog(0);
+    EventStream events = log.watch();
+    appendBytes(log, 255);
+    log.close();
+    List<ProcessEvent> all = drain(events);
+    assertThat(all).hasSize(256);
+    assertThat(all.getLast()).isEqualTo(ProcessEvent.closed(255));
+  }
+
+  @Test
+  @Timeout(10)
+  void oneLaggingWatcherDoesNotAffectAnother() throws InterruptedException {
+    OutputLog log = new OutputLog(0);
+    EventStream slow = log.watch();
+    EventStream fast = log.watch();
+    for (int i = 0; i < 400; i++) {
+      log.append(ProcessStream.STDOUT, new byte[] {1});
+      assertThat(fast.take().seq()).isEqualTo(i);
+    }
+    assertThat(drain(slow).getLast()).isEqualTo(ProcessEvent.lag(255));
+    assertThat(log.watcherCount()).isEqualTo(1);
+  }
+
+  @Test
+  void outputEventsCarryTheChunkAsAppended() throws InterruptedException {
+    OutputLog log = new OutputLog(0);
+    EventStream events = log.watch();
+    log.append(ProcessStream.STDOUT, b("ab"));
+    log.append(ProcessStream.TTY, b("cde"));
+    ProcessEvent first = events.take();
+    ProcessEvent second = events.take();
+    assertThat(first.seq()).isZero();
+    assertThat(first.chunk()).isEqualTo(OutputChunk.of(0, ProcessStream.STDOUT, b("ab")));
+    assertThat(second.seq()).isEqualTo(2);
+    assertThat(second.chunk()).isEqualTo(OutputChunk.of(2, ProcessStream.TTY, b("cde")));
+  }
+
+  // ---- the whole contract, by property ----
+
+  /** One step: append {@code data} to {@code stream}, or (data null) read up to {@code max}. */
+  record Step(ProcessStream stream, byte[] data, int max) {}
+
+  @Provide
+  Arbitrary<List<Step>> steps() {
+    Arbitrary<Step> append =
+        Arbitraries.of(ProcessStream.class)
+            .flatMap(
+                stream ->
+                    Arbitraries.bytes()
+                        .array(byte[].class)
+                        .ofMaxSize(40)
+                        .map(data -> new Step(stream, data, 0)));
+    Arbitrary<Step> read = Arbitraries.integers().between(1, 100).map(m -> new Step(null, null, m));
+    return Arbitraries.frequencyOf(Tuple.of(3, append), Tuple.of(2, read)).list().ofMaxSize(300);
+  }
+
+  @Property(tries = 300)
+  void readsReconstructExactlyTheAppendedBytes(
+      @ForAll("steps") List<Step> steps, @ForAll @IntRange(min = -1, max = 300) int bound)
+      throws InterruptedException {
+    OutputLog log = new OutputLog(bound);
+    ByteArrayOutputStream appended = new ByteArrayOutputStream();
+    List<ProcessStream> streamOf = new ArrayList<>();
+    List<Integer> chunkSizes = new ArrayList<>();
+    long cursor = 0;
+    for (Step step : steps) {
+      if (step.data() != null) {
+        appended.writeBytes(step.data());
+        for (int i = 0; i < step.data().length; i++) {
+          streamOf.add(step.stream());
+        }
+        if (step.data().length > 0) {
+          chunkSizes.add(step.data().length);
+        }
+        log.append(step.stream(), step.data().clone());
+        assertRetention(log, bound, chunkSizes);
+      } else {
+        if (cursor < log.retainedFrom()) {
+          long at = cursor;
+          assertThatThrownBy(() -> log.read(at, step.max(), 0))
+              .isInstanceOf(SequenceGapException.class);
+          cursor = log.retainedFrom();
+        }
+        ProcessOutput out = log.read(cursor, step.max(), System.nanoTime());
+        assertThat(out.bytes().length).isLessThanOrEqualTo(step.max());
+        cursor = check(out, cursor, appended.toByteArray(), streamOf);
+      }
+    }
+    log.finish(ProcessExit.exited(0));
+    // From the retained start on, reading to the end gives back exactly the bytes appended.
+    long from = log.retainedFrom();
+    ByteArrayOutputStream read = new ByteArrayOutputStream();
+    byte[] all = appended.toByteArray();
+    for (long at = from; ; ) {
+      ProcessOutput out = log.read(at, 7);
+      at = check(out, at, all, streamOf);
+      read.writeBytes(out.bytes());
+      if (out.eof()) {
+        break;
+      }
+    }
+    assertThat(read.toByteArray()).isEqualTo(Arrays.copyOfRange(all, (int) from, all.length));
+    assertThat(log.nextSeq()).isEqualTo(all.length);
+  }
+
+  /** Checks one read against what was appended and returns the cursor after it. */
+  private static long check(
+      ProcessOutput out, long cursor, byte[] all, List<ProcessStream> streamOf) {
+    long at = cursor;
+    for (OutputChunk c : out.chunks()) {
+      assertThat(c.seq()).isEqualTo(at);
+      assertThat(c.length()).isPositive();
+      assertThat(c.data()).isEqualTo(Arrays.copyOfRange(all, (int) c.seq(), (int) c.end()));
+      for (long i = c.seq(); i < c.end(); i++) {
+        assertThat(streamOf.get((int) i)).isEqualTo(c.stream());
+      }
+      at = c.end();
+    }
+    assertThat(out.nextSeq()).isEqualTo(at);
+    return at;
+  }
+
+  /** The log keeps the newest chunks whose total fits the bound, and at least the newest one. */
+  private static void assertRetention(OutputLog log, int bound, List<Integer> chunkSizes) {
+    long expected = 0;
+    for (int i = chunkSizes.size() - 1; i >= 0; i--) {
+      long with = expected + chunkSizes.get(i);
+      if (bound > 0 && with > bound && i != chunkSizes.size() - 1) {
+        break;
+      }
+      expected = with;
+    }
+    assertThat(log.retainedBytes()).isEqualTo(expected);
+    assertThat(log.retainedFrom()).isEqualTo(log.nextSeq() - expected);
+  }
+}
