@@ -64,6 +64,12 @@ final class Syscalls {
       bindVariadic("prctl", FunctionDescriptor.of(INT, INT, LONG, LONG, LONG, LONG), 1);
   static final MethodHandle OPEN =
       bindVariadic("open", FunctionDescriptor.of(INT, ADDR, INT, INT), 2);
+  private static final MethodHandle IOCTL_PTR =
+      bindVariadic("ioctl", FunctionDescriptor.of(INT, INT, LONG, ADDR), 2);
+  private static final MethodHandle GRANTPT = bind("grantpt", FunctionDescriptor.of(INT, INT));
+  private static final MethodHandle UNLOCKPT = bind("unlockpt", FunctionDescriptor.of(INT, INT));
+  private static final MethodHandle POLL =
+      bind("poll", FunctionDescriptor.of(INT, ADDR, LONG, INT));
   private static final MethodHandle GETTID =
       LINKER.downcallHandle(
           LINKER.defaultLookup().find("gettid").orElseThrow(), FunctionDescriptor.of(INT));
@@ -336,6 +342,50 @@ final class Syscalls {
     MemorySegment st = STATE.get();
     try (Arena a = Arena.ofConfined()) {
       int r = (int) OPEN.invokeExact(st, a.allocateFrom(path), flags, 0);
+      return r < 0 ? -errno(st) : r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /** ioctl(2) with a pointer argument: 0 (or the call's result) or -errno. */
+  static int ioctl(int fd, long request, MemorySegment arg) {
+    MemorySegment st = STATE.get();
+    try {
+      int r = (int) IOCTL_PTR.invokeExact(st, fd, request, arg);
+      return r < 0 ? -errno(st) : r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /** grantpt(3): 0 or -errno. */
+  static int grantpt(int fd) {
+    MemorySegment st = STATE.get();
+    try {
+      int r = (int) GRANTPT.invokeExact(st, fd);
+      return r < 0 ? -errno(st) : r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /** unlockpt(3): 0 or -errno. */
+  static int unlockpt(int fd) {
+    MemorySegment st = STATE.get();
+    try {
+      int r = (int) UNLOCKPT.invokeExact(st, fd);
+      return r < 0 ? -errno(st) : r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /** poll(2) on an array of {@code nfds} pollfd structs: the ready count, 0 or -errno. */
+  static int poll(MemorySegment fds, long nfds, int timeoutMillis) {
+    MemorySegment st = STATE.get();
+    try {
+      int r = (int) POLL.invokeExact(st, fds, nfds, timeoutMillis);
       return r < 0 ? -errno(st) : r;
     } catch (Throwable t) {
       throw rethrow(t);

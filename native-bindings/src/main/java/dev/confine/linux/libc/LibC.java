@@ -141,6 +141,24 @@ public class LibC extends LibC$shared {
     public static int EINVAL() {
         return EINVAL;
     }
+    private static final int ENOTTY = (int)25L;
+    /**
+     * {@snippet lang=c :
+     * #define ENOTTY 25
+     * }
+     */
+    public static int ENOTTY() {
+        return ENOTTY;
+    }
+    private static final int EPIPE = (int)32L;
+    /**
+     * {@snippet lang=c :
+     * #define EPIPE 32
+     * }
+     */
+    public static int EPIPE() {
+        return EPIPE;
+    }
     private static final int ENOSYS = (int)38L;
     /**
      * {@snippet lang=c :
@@ -284,6 +302,15 @@ public class LibC extends LibC$shared {
      */
     public static int F_SETFL() {
         return F_SETFL;
+    }
+    private static final int F_DUPFD_CLOEXEC = (int)1030L;
+    /**
+     * {@snippet lang=c :
+     * #define F_DUPFD_CLOEXEC 1030
+     * }
+     */
+    public static int F_DUPFD_CLOEXEC() {
+        return F_DUPFD_CLOEXEC;
     }
     private static final int FD_CLOEXEC = (int)1L;
     /**
@@ -536,6 +563,195 @@ public class LibC extends LibC$shared {
      */
     public static int POLLNVAL() {
         return POLLNVAL;
+    }
+    private static final int VINTR = (int)0L;
+    /**
+     * {@snippet lang=c :
+     * #define VINTR 0
+     * }
+     */
+    public static int VINTR() {
+        return VINTR;
+    }
+    private static final int VEOF = (int)4L;
+    /**
+     * {@snippet lang=c :
+     * #define VEOF 4
+     * }
+     */
+    public static int VEOF() {
+        return VEOF;
+    }
+    private static final int VTIME = (int)5L;
+    /**
+     * {@snippet lang=c :
+     * #define VTIME 5
+     * }
+     */
+    public static int VTIME() {
+        return VTIME;
+    }
+    private static final int VMIN = (int)6L;
+    /**
+     * {@snippet lang=c :
+     * #define VMIN 6
+     * }
+     */
+    public static int VMIN() {
+        return VMIN;
+    }
+    private static final int IGNBRK = (int)1L;
+    /**
+     * {@snippet lang=c :
+     * #define IGNBRK 1
+     * }
+     */
+    public static int IGNBRK() {
+        return IGNBRK;
+    }
+    private static final int BRKINT = (int)2L;
+    /**
+     * {@snippet lang=c :
+     * #define BRKINT 2
+     * }
+     */
+    public static int BRKINT() {
+        return BRKINT;
+    }
+    private static final int PARMRK = (int)8L;
+    /**
+     * {@snippet lang=c :
+     * #define PARMRK 8
+     * }
+     */
+    public static int PARMRK() {
+        return PARMRK;
+    }
+    private static final int ISTRIP = (int)32L;
+    /**
+     * {@snippet lang=c :
+     * #define ISTRIP 32
+     * }
+     */
+    public static int ISTRIP() {
+        return ISTRIP;
+    }
+    private static final int INLCR = (int)64L;
+    /**
+     * {@snippet lang=c :
+     * #define INLCR 64
+     * }
+     */
+    public static int INLCR() {
+        return INLCR;
+    }
+    private static final int IGNCR = (int)128L;
+    /**
+     * {@snippet lang=c :
+     * #define IGNCR 128
+     * }
+     */
+    public static int IGNCR() {
+        return IGNCR;
+    }
+    private static final int ICRNL = (int)256L;
+    /**
+     * {@snippet lang=c :
+     * #define ICRNL 256
+     * }
+     */
+    public static int ICRNL() {
+        return ICRNL;
+    }
+    private static final int IXON = (int)1024L;
+    /**
+     * {@snippet lang=c :
+     * #define IXON 1024
+     * }
+     */
+    public static int IXON() {
+        return IXON;
+    }
+    private static final int OPOST = (int)1L;
+    /**
+     * {@snippet lang=c :
+     * #define OPOST 1
+     * }
+     */
+    public static int OPOST() {
+        return OPOST;
+    }
+    private static final int CSIZE = (int)48L;
+    /**
+     * {@snippet lang=c :
+     * #define CSIZE 48
+     * }
+     */
+    public static int CSIZE() {
+        return CSIZE;
+    }
+    private static final int CS8 = (int)48L;
+    /**
+     * {@snippet lang=c :
+     * #define CS8 48
+     * }
+     */
+    public static int CS8() {
+        return CS8;
+    }
+    private static final int PARENB = (int)256L;
+    /**
+     * {@snippet lang=c :
+     * #define PARENB 256
+     * }
+     */
+    public static int PARENB() {
+        return PARENB;
+    }
+    private static final int ISIG = (int)1L;
+    /**
+     * {@snippet lang=c :
+     * #define ISIG 1
+     * }
+     */
+    public static int ISIG() {
+        return ISIG;
+    }
+    private static final int ICANON = (int)2L;
+    /**
+     * {@snippet lang=c :
+     * #define ICANON 2
+     * }
+     */
+    public static int ICANON() {
+        return ICANON;
+    }
+    private static final int ECHO = (int)8L;
+    /**
+     * {@snippet lang=c :
+     * #define ECHO 8
+     * }
+     */
+    public static int ECHO() {
+        return ECHO;
+    }
+    private static final int ECHONL = (int)64L;
+    /**
+     * {@snippet lang=c :
+     * #define ECHONL 64
+     * }
+     */
+    public static int ECHONL() {
+        return ECHONL;
+    }
+    private static final int IEXTEN = (int)32768L;
+    /**
+     * {@snippet lang=c :
+     * #define IEXTEN 32768
+     * }
+     */
+    public static int IEXTEN() {
+        return IEXTEN;
     }
     private static final int TCSANOW = (int)0L;
     /**

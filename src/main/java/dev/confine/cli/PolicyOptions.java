@@ -1,0 +1,239 @@
+package dev.confine.cli;
+
+import dev.confine.EnvPolicy;
+import dev.confine.ExecOptions;
+import dev.confine.NetMode;
+import dev.confine.NetPolicy;
+import dev.confine.ResourceLimits;
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import picocli.CommandLine.ITypeConverter;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.TypeConversionException;
+
+/**
+ * The policy options that {@code exec} and {@code shell} share: the root and working directory,
+ * the environment, the timeout, the network mode and the resource caps.
+ */
+final class PolicyOptions {
+  @Option(
+      names = "--root",
+      paramLabel = "DIR",
+      description = "The directory CMD is confined to (default: the current directory).")
+  private String root;
+
+  @Option(
+      names = {"-C", "--workdir"},
+      paramLabel = "DIR",
+      description = "The working directory: relative to the root, or absolute inside it.")
+  private String workDir;
+
+  @Option(
+      names = "--timeout",
+      paramLabel = "DURATION",
+      converter = DurationConverter.class,
+      description =
+          "Kill CMD's whole process tree after DURATION (Go syntax: 10s, 1m30s, 250ms, 1.5h;"
+              + " 0 = none, the default).")
+  private Duration timeout;
+
+  @Option(
+      names = "--clear-env",
+      description = "Inherit no environment variables (only --env-allow and --env ones).")
+  private boolean clearEnv;
+
+  @Option(
+      names = "--env-allow",
+      paramLabel = "NAME",
+      description = "Inherit only these variables (repeatable).")
+  private List<String> envAllow;
+
+  @Option(
+      names = "--env",
+      paramLabel = "NAME=VALUE",
+      description = "Set a variable in CMD's environment (repeatable; the last one wins).")
+  private List<String> envSet;
+
+  @Option(
+      names = "--max-output",
+      paramLabel = "SIZE",
+      converter = SizeConverter.class,
+      description =
+          "Keep at most SIZE bytes of each of stdout and stderr (1024, 64k, 1.5m, 2GiB, 10mb;"
+              + " default: the backend's, 10 MiB).")
+  private long maxOutput;
+
+  @Option(
+      names = "--memory",
+      paramLabel = "SIZE",
+      converter = SizeConverter.class,
+      description = "Cap the memory of CMD's process tree.")
+  private long memory;
+
+  @Option(
+      names = "--cpu-millicores",
+      paramLabel = "N",
+      converter = CountConverter.class,
+      description = "Cap CPU time at N thousandths of a core over the timeout (needs --timeout).")
+  private int cpuMillicores;
+
+  @Option(
+      names = "--net",
+      paramLabel = "MODE",
+      converter = NetConverter.class,
+      description =
+          "The network CMD may reach: default (the host's) or deny (none; needs --confined).")
+  private NetMode net = NetMode.DEFAULT;
+
+  @Option(
+      names = "--max-processes",
+      paramLabel = "N",
+      converter = CountConverter.class,
+      description = "Cap the processes and threads of CMD's tree.")
+  private int maxProcesses;
+
+  /**
+   * The absolute root directory.
+   *
+   * @throws ParameterException (a usage error of {@code spec}) for an invalid path
+   */
+  String rootDir(CommandSpec spec) {
+    return rootDirOf(spec);
+  }
+
+  /**
+   * The options the command line describes, with {@code stdin}.
+   *
+   * @throws ParameterException (a usage error of {@code spec}) for a malformed {@code --env}
+   */
+  ExecOptions options(CommandSpec spec, byte[] stdin) {
+    return ExecOptions.builder()
+        .workDir(workDir)
+        .stdin(stdin)
+        .timeout(timeout)
+        .env(envPolicy(injectedEnv(spec)))
+        .net(net == NetMode.DENY_ALL ? NetPolicy.denyAll() : NetPolicy.defaults())
+        .resources(
+            ResourceLimits.builder()
+                .maxOutputBytes(maxOutput)
+                .memoryBytes(memory)
+                .cpuMillicores(cpuMillicores)
+                .maxProcesses(maxProcesses)
+                .build())
+        .build();
+  }
+
+  /** The {@code --max-output} size, 0 when not given. */
+  long maxOutput() {
+    return maxOutput;
+  }
+
+  private EnvPolicy envPolicy(Map<String, String> inject) {
+    List<String> allow;
+    if (envAllow != null) {
+      allow = envAllow; // with or without --clear-env: exactly the list
+    } else if (clearEnv) {
+      allow = List.of();
+    } else {
+      allow = null; // inherit everything
+    }
+    return new EnvPolicy(allow, inject);
+  }
+
+  private String rootDirOf(CommandSpec spec) {
+    try {
+      return (root == null ? Path.of("") : Path.of(root)).toAbsolutePath().toString();
+    } catch (InvalidPathException e) {
+      throw usage(spec, "invalid --root " + JsonString.quote(root) + ": " + e.getReason());
+    }
+  }
+
+  private Map<String, String> injectedEnv(CommandSpec spec) {
+    Map<String, String> inject = new LinkedHashMap<>();
+    if (envSet == null) {
+      return inject;
+    }
+    for (String assignment : envSet) {
+      int eq = assignment.indexOf('=');
+      if (eq < 0) {
+        throw usage(spec, "--env " + JsonString.quote(assignment) + " is not of the form NAME=VALUE");
+      }
+      if (eq == 0) {
+        throw usage(spec, "--env " + JsonString.quote(assignment) + " has an empty NAME");
+      }
+      String name = assignment.substring(0, eq);
+      inject.remove(name); // the last assignment wins, and comes last in the child's environment
+      inject.put(name, assignment.substring(eq + 1));
+    }
+    return inject;
+  }
+
+  private static ParameterException usage(CommandSpec spec, String message) {
+    return new ParameterException(spec.commandLine(), message);
+  }
+
+  /** Converts {@code --timeout} values with {@link GoDuration}. */
+  static final class DurationConverter implements ITypeConverter<Duration> {
+    /** The parsed duration; picocli reports the message of a bad one as a usage error. */
+    @Override
+    public Duration convert(String value) {
+      try {
+        return GoDuration.parse(value);
+      } catch (IllegalArgumentException e) {
+        throw new TypeConversionException(e.getMessage());
+      }
+    }
+  }
+
+  /** Converts size values with {@link ByteSize}. */
+  static final class SizeConverter implements ITypeConverter<Long> {
+    /** The parsed size in bytes; picocli reports the message of a bad one as a usage error. */
+    @Override
+    public Long convert(String value) {
+      try {
+        return ByteSize.parse(value);
+      } catch (IllegalArgumentException e) {
+        throw new TypeConversionException(e.getMessage());
+      }
+    }
+  }
+
+  /** Converts counts: whole numbers from 0 up to {@link Integer#MAX_VALUE}. */
+  static final class CountConverter implements ITypeConverter<Integer> {
+    /** The parsed count; picocli reports the message of a bad one as a usage error. */
+    @Override
+    public Integer convert(String value) {
+      int n;
+      try {
+        n = Integer.parseInt(value);
+      } catch (NumberFormatException e) {
+        throw new TypeConversionException(
+            JsonString.quote(value) + " is not a whole number up to " + Integer.MAX_VALUE);
+      }
+      if (n < 0) {
+        throw new TypeConversionException(JsonString.quote(value) + " must not be negative");
+      }
+      return n;
+    }
+  }
+
+  /** Parses default and deny. */
+  static final class NetConverter implements ITypeConverter<NetMode> {
+    @Override
+    public NetMode convert(String value) {
+      return switch (value) {
+        case "default" -> NetMode.DEFAULT;
+        case "deny" -> NetMode.DENY_ALL;
+        default ->
+            throw new IllegalArgumentException(
+                "unknown network mode \"" + value + "\" (use default or deny)");
+      };
+    }
+  }
+}

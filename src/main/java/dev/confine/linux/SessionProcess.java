@@ -1,0 +1,464 @@
+package dev.confine.linux;
+
+import dev.confine.linux.libc.LibC;
+import dev.confine.linux.libc.pollfd;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A child started as a long-lived session on the {@link EventLoop}, on a pty or on pipes: its
+ * output goes to a {@link Listener} as it arrives, callers write its input, and its end is reported
+ * once, after the output was drained and nothing of its tree is left. No thread per session:
+ * reading, reaping, the timeout and the drain deadline all run on the loop.
+ *
+ * <p>The loop owns the output fds and the pidfd; the session owns the input fd (the stdin pipe, or
+ * a duplicate of the pty master), which callers use under {@link #inputLock} so that it is never
+ * closed under a writer.
+ */
+public final class SessionProcess {
+  /** Output stream ids passed to {@link Listener#output}. */
+  public static final int STDOUT = 0;
+
+  /** Standard error of a pipe session. */
+  public static final int STDERR = 1;
+
+  /** The terminal of a pty session. */
+  public static final int TTY = 2;
+
+  // Killed holders close their outputs within milliseconds; after the drain this is all we wait.
+  private static final long SETTLE_AFTER_KILL_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
+  private static final int READS_PER_EVENT = 16;
+  private static final int WRITE_POLL_MILLIS = 50;
+
+  /** What a session reports; called on the loop thread, so it must not block. */
+  public interface Listener {
+    /** Bytes the child wrote on {@code stream}; the array is the listener's to keep. */
+    void output(int stream, byte[] data);
+
+    /** The session ended; called once, after the last {@link #output}. */
+    void ended(End end);
+  }
+
+  /**
+   * How a session ended.
+   *
+   * @param exit the child's exit, or null when it could not be reaped ({@code reapFailure})
+   * @param reapFailure why the child could not be reaped, or null
+   * @param timedOut whether the timeout killed the tree
+   * @param exceeded the cap that was exceeded ("memory", "cpu"), or null
+   * @param unenforceable why the caps stopped being enforceable, or null
+   * @param usage what the tree consumed, as far as the guard measured
+   * @param leftoversKilled whether processes outlived the child and were killed
+   */
+  public record End(
+      ExitStatus exit,
+      String reapFailure,
+      boolean timedOut,
+      String exceeded,
+      Throwable unenforceable,
+      TreeUsage usage,
+      boolean leftoversKilled) {}
+
+  private final EventLoop loop;
+  private final int pid;
+  private final boolean tty;
+  private final TreeGuard guard;
+  private final Listener listener;
+  private final long drainNanos;
+  private final ReentrantLock inputLock = new ReentrantLock();
+  private int inputFd; // under inputLock; -1 once closed
+
+  private final ReentrantLock lock = new ReentrantLock();
+  private final Condition endedCondition = lock.newCondition();
+  private End end; // under lock
+
+  // Loop thread only.
+  private int openOutputs;
+  private ExitStatus exit;
+  private String reapFailure;
+  private boolean reaped;
+  private boolean timedOut;
+  private boolean finished;
+  private EventLoop.Timer timeoutTimer;
+  private EventLoop.Timer drainTimer;
+  private final long[] outputTokens = {-1, -1};
+  private final boolean[] outputOpen = {false, false};
+
+  private SessionProcess(
+      EventLoop loop,
+      int pid,
+      boolean tty,
+      int inputFd,
+      TreeGuard guard,
+      Listener listener,
+      long drainNanos) {
+    this.loop = loop;
+    this.pid = pid;
+    this.tty = tty;
+    this.inputFd = inputFd;
+    this.guard = guard;
+    this.listener = listener;
+    this.drainNanos = drainNanos;
+  }
+
+  /**
+   * Spawns {@code spec} under {@code guard} on a new pty of {@code rows} x {@code cols} (when
+   * {@code tty}) or on pipes, and starts watching it. The session owns the guard from now on; when
+   * the spawn fails the guard is closed before the failure is thrown.
+   *
+   * @param timeoutNanos how long the child may run before its tree is killed; 0 = no limit
+   * @param drainNanos how long output may keep flowing after the child exits
+   * @throws ErrnoException when the pty or the spawn fails
+   */
+  public static SessionProcess start(
+      SpawnSpec spec,
+      boolean tty,
+      int rows,
+      int cols,
+      TreeGuard guard,
+      long timeoutNanos,
+      long drainNanos,
+      Listener listener) {
+    EventLoop loop = EventLoop.shared();
+    Pty.Opened pty = null;
+    Spawner.Spawned s;
+    int input;
+    try {
+      if (tty) {
+        pty = Pty.open(rows, cols);
+        spec =
+            new SpawnSpec(
+                spec.executable(),
+                spec.argv(),
+                spec.environment(),
+                spec.workDir(),
+                false,
+                pty.slavePath());
+      } else {
+        spec =
+            new SpawnSpec(spec.executable(), spec.argv(), spec.environment(), spec.workDir(), true);
+      }
+      s = guard.spawn(spec);
+      if (tty) {
+        input = Syscalls.fcntl(pty.master(), LibC.F_DUPFD_CLOEXEC(), 0);
+        if (input < 0) {
+          Syscalls.kill(-s.pid(), LibC.SIGKILL());
+          Syscalls.close(s.pidfd());
+          throw new ErrnoException("fcntl(F_DUPFD_CLOEXEC)", -input);
+        }
+      } else {
+        input = s.stdinFd();
+      }
+    } catch (RuntimeException e) {
+      if (pty != null) {
+        Syscalls.close(pty.master());
+      }
+      guard.close();
+      throw e;
+    }
+    guard.started(s.pid());
+    SessionProcess p = new SessionProcess(loop, s.pid(), tty, input, guard, listener, drainNanos);
+    Syscalls.setNonBlocking(input); // the pty duplicate shares the master's flags anyway
+    if (tty) {
+      p.watchOutput(TTY, 0, pty.master());
+    } else {
+      p.watchOutput(STDOUT, 0, s.stdoutFd());
+      p.watchOutput(STDERR, 1, s.stderrFd());
+    }
+    long deadline = timeoutNanos > 0 ? System.nanoTime() + timeoutNanos : 0;
+    int pidfd = s.pidfd();
+    loop.execute(
+        () -> {
+          if (timeoutNanos > 0 && !p.finished) {
+            p.timeoutTimer = loop.schedule(deadline, p::onTimeout);
+          }
+          loop.register(pidfd, LibC.EPOLLIN(), p::onExit, true);
+        });
+    return p;
+  }
+
+  private void watchOutput(int stream, int slot, int fd) {
+    Syscalls.setNonBlocking(fd);
+    // Registered from the loop thread so that its bookkeeping needs no lock.
+    loop.execute(
+        () -> {
+          openOutputs++;
+          outputOpen[slot] = true;
+          outputTokens[slot] = loop.register(fd, LibC.EPOLLIN(), reader(stream, slot));
+        });
+  }
+
+  /** The child's pid, which is also its process group and session id. */
+  public int pid() {
+    return pid;
+  }
+
+  /** Whether the child runs on a pty. */
+  public boolean tty() {
+    return tty;
+  }
+
+  private EventLoop.Handler reader(int stream, int slot) {
+    return (token, events) -> {
+      MemorySegment buf = loop.readBuffer();
+      for (int i = 0; i < READS_PER_EVENT; i++) {
+        long n = Syscalls.read(loop.fdOf(token), buf, buf.byteSize());
+        if (n > 0) {
+          listener.output(stream, buf.asSlice(0, n).toArray(ValueLayout.JAVA_BYTE));
+          continue;
+        }
+        if (n == -LibC.EAGAIN() || n == -LibC.EINTR()) {
+          return;
+        }
+        // 0 is end of file; EIO on a pty master means every slave fd is closed: the same.
+        outputClosed(slot);
+        return;
+      }
+    };
+  }
+
+  private void outputClosed(int slot) {
+    if (!outputOpen[slot]) {
+      return;
+    }
+    outputOpen[slot] = false;
+    loop.close(outputTokens[slot]);
+    if (--openOutputs == 0 && reaped) {
+      finish();
+    }
+  }
+
+  private void onExit(long token, int events) {
+    int r = Syscalls.waitid(LibC.P_PIDFD(), loop.fdOf(token), Reaping.SIGINFO, LibC.WEXITED());
+    if (r == 0) {
+      exit = Reaping.status();
+    } else if (-r == LibC.EINTR() || -r == LibC.EAGAIN()) {
+      return; // level-triggered: the loop calls again
+    } else {
+      reapFailure = "waitid(P_PIDFD) for pid " + pid + ": " + Syscalls.strerror(-r);
+    }
+    loop.close(token);
+    reaped = true;
+    if (openOutputs == 0) {
+      finish();
+    } else {
+      drainTimer = loop.schedule(System.nanoTime() + drainNanos, this::onDrainExpired);
+    }
+  }
+
+  private void onTimeout() {
+    if (!finished) {
+      timedOut = true;
+      killTree();
+    }
+  }
+
+  private void onDrainExpired() {
+    if (finished) {
+      return;
+    }
+    // A background process still holds the output: kill what can be killed, then stop reading.
+    killTree();
+    drainTimer =
+        loop.schedule(
+            System.nanoTime() + SETTLE_AFTER_KILL_NANOS,
+            () -> {
+              for (int slot = 0; slot < 2; slot++) {
+                outputClosed(slot);
+              }
+            });
+  }
+
+  private void finish() {
+    if (finished) {
+      return;
+    }
+    finished = true;
+    if (timeoutTimer != null) {
+      timeoutTimer.cancel();
+    }
+    if (drainTimer != null) {
+      drainTimer.cancel();
+    }
+    // The leader is reaped: its group id stays reserved only while members remain.
+    boolean held = guard.hasProcesses();
+    boolean leftovers = Syscalls.kill(-pid, LibC.SIGKILL()) == 0 | held;
+    if (held) {
+      guard.killTree();
+    }
+    guard.close();
+    End e =
+        new End(
+            exit,
+            reapFailure,
+            timedOut,
+            guard.exceeded(),
+            guard.unenforceable(),
+            guard.usage(),
+            leftovers);
+    try {
+      listener.ended(e);
+    } finally {
+      lock.lock();
+      try {
+        end = e;
+        endedCondition.signalAll();
+      } finally {
+        lock.unlock();
+      }
+    }
+  }
+
+  /** Sends SIGTERM to the child's process group; false when the group is gone. */
+  public boolean terminateGroup() {
+    return Syscalls.kill(-pid, LibC.SIGTERM()) == 0;
+  }
+
+  /** Sends SIGINT to the child's process group; false when the group is gone. */
+  public boolean interruptGroup() {
+    return Syscalls.kill(-pid, LibC.SIGINT()) == 0;
+  }
+
+  /** Kills the child's process group and whatever else the guard holds. */
+  public void killTree() {
+    Syscalls.kill(-pid, LibC.SIGKILL());
+    guard.killTree();
+  }
+
+  /**
+   * Writes all of {@code data} to the child's input, waiting while the pipe or terminal is full.
+   *
+   * @throws ErrnoException when the input is closed or the write fails (EPIPE: the child stopped
+   *     reading; EIO: the terminal is gone)
+   */
+  public void write(byte[] data) throws InterruptedException {
+    inputLock.lockInterruptibly();
+    try (Arena arena = Arena.ofConfined()) {
+      if (inputFd < 0) {
+        throw new ErrnoException("write", LibC.EPIPE());
+      }
+      MemorySegment buf = arena.allocate(Math.min(data.length, 64 * 1024));
+      MemorySegment pfd = pollfd.allocate(arena);
+      int offset = 0;
+      while (offset < data.length) {
+        int chunk = (int) Math.min(buf.byteSize(), data.length - offset);
+        MemorySegment.copy(data, offset, buf, ValueLayout.JAVA_BYTE, 0, chunk);
+        long n = Syscalls.write(inputFd, buf, chunk);
+        if (n > 0) {
+          offset += (int) n;
+        } else if (n == -LibC.EAGAIN()) {
+          awaitWritable(pfd);
+        } else if (n != -LibC.EINTR()) {
+          throw new ErrnoException("write", (int) -n);
+        }
+      }
+    } finally {
+      inputLock.unlock();
+    }
+  }
+
+  private void awaitWritable(MemorySegment pfd) throws InterruptedException {
+    // Polled in slices so that an interrupt is noticed; the loop is not involved in writing.
+    pollfd.fd(pfd, inputFd);
+    pollfd.events(pfd, (short) LibC.POLLOUT());
+    while (true) {
+      if (Thread.interrupted()) {
+        throw new InterruptedException();
+      }
+      int r = Syscalls.poll(pfd, 1, WRITE_POLL_MILLIS);
+      if (r > 0) {
+        return; // writable, or an error the next write reports
+      }
+    }
+  }
+
+  /** Closes the child's input (a pipe session's stdin); later writes fail with EPIPE. */
+  public void closeInput() {
+    inputLock.lock();
+    try {
+      if (inputFd >= 0) {
+        Syscalls.close(inputFd);
+        inputFd = -1;
+      }
+    } finally {
+      inputLock.unlock();
+    }
+  }
+
+  /**
+   * Sets the pty's window size.
+   *
+   * @throws ErrnoException when the session has no terminal any more or the ioctl fails
+   */
+  public void resize(int rows, int cols) {
+    inputLock.lock();
+    try {
+      if (inputFd < 0) {
+        throw new ErrnoException("ioctl(TIOCSWINSZ)", LibC.EIO());
+      }
+      Pty.setSize(inputFd, rows, cols);
+    } finally {
+      inputLock.unlock();
+    }
+  }
+
+  /** The terminal's current interrupt character (Ctrl-C unless the child changed it). */
+  public byte interruptChar() {
+    inputLock.lock();
+    try {
+      return inputFd < 0 ? 0x03 : Pty.interruptChar(inputFd);
+    } finally {
+      inputLock.unlock();
+    }
+  }
+
+  /** The terminal's current end-of-file character (Ctrl-D unless the child changed it). */
+  public byte eofChar() {
+    inputLock.lock();
+    try {
+      return inputFd < 0 ? 0x04 : Pty.eofChar(inputFd);
+    } finally {
+      inputLock.unlock();
+    }
+  }
+
+  /**
+   * Waits until the session has ended, or until {@code deadlineNanos} ({@code Long.MAX_VALUE} = no
+   * deadline).
+   *
+   * @return how it ended, or null when it is still running at the deadline
+   */
+  public End awaitEnd(long deadlineNanos) throws InterruptedException {
+    lock.lock();
+    try {
+      while (end == null) {
+        if (deadlineNanos == Long.MAX_VALUE) {
+          endedCondition.await();
+        } else {
+          long left = deadlineNanos - System.nanoTime();
+          if (left <= 0) {
+            return null;
+          }
+          endedCondition.await(left, TimeUnit.NANOSECONDS);
+        }
+      }
+      return end;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** How the session ended, or null while it runs. */
+  public End end() {
+    lock.lock();
+    try {
+      return end;
+    } finally {
+      lock.unlock();
+    }
+  }
+}

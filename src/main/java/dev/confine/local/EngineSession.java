@@ -1,0 +1,343 @@
+package dev.confine.local;
+
+import dev.confine.ProcessClosedException;
+import dev.confine.SandboxException;
+import dev.confine.SandboxException.Kind;
+import dev.confine.linux.EngineException;
+import dev.confine.linux.ErrnoException;
+import dev.confine.linux.SessionProcess;
+import dev.confine.linux.SpawnSpec;
+import dev.confine.linux.TreeGuard;
+import dev.confine.session.EventStream;
+import dev.confine.session.OutputLog;
+import dev.confine.session.ProcessEventSource;
+import dev.confine.session.ProcessExit;
+import dev.confine.session.ProcessOutput;
+import dev.confine.session.ProcessSession;
+import dev.confine.session.ProcessSignal;
+import dev.confine.session.ProcessSignaler;
+import dev.confine.session.ProcessStream;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * A session on the engine: a {@link SessionProcess} whose output goes to an {@link OutputLog}.
+ * Shared by the runners that run host processes ({@link LocalRunner}, {@code ConfinedRunner});
+ * internal, not API.
+ */
+public final class EngineSession
+    implements ProcessSession, ProcessSignaler, ProcessEventSource, SessionProcess.Listener {
+  /** How long terminate waits after SIGTERM before it kills the tree. */
+  static final Duration TERMINATE_GRACE = Duration.ofSeconds(2);
+
+  // SIGKILL lands at once; only a task stuck in the kernel takes longer to be reaped.
+  private static final long CLOSE_WAIT_NANOS = TimeUnit.SECONDS.toNanos(10);
+  private static final ProcessStream[] STREAMS = {
+    ProcessStream.STDOUT, ProcessStream.STDERR, ProcessStream.TTY
+  };
+
+  private final String id;
+  private final String command;
+  private final Duration timeout;
+  private final OutputLog log;
+  private final AtomicBoolean closed = new AtomicBoolean();
+  private volatile boolean terminated;
+  private volatile ProcessExit exit;
+  private SessionProcess process;
+
+  private EngineSession(String id, String command, Duration timeout, long maxLogBytes) {
+    this.id = id;
+    this.command = command;
+    this.timeout = timeout;
+    this.log = new OutputLog(maxLogBytes);
+  }
+
+  /**
+   * Starts {@code spec} as session {@code id}.
+   *
+   * @param maxLogBytes the bound of the output log
+   * @throws SandboxException classified as an exec's spawn failure
+   */
+  public static EngineSession start(
+      String id,
+      String command,
+      SpawnSpec spec,
+      boolean tty,
+      int rows,
+      int cols,
+      TreeGuard guard,
+      Duration timeout,
+      long maxLogBytes) {
+    EngineSession session = new EngineSession(id, command, timeout, maxLogBytes);
+    try {
+      session.process =
+          SessionProcess.start(
+              spec,
+              tty,
+              rows,
+              cols,
+              guard,
+              timeout.isZero() ? 0 : saturatedNanos(timeout),
+              LocalRunner.DRAIN.toNanos(),
+              session);
+    } catch (ErrnoException e) {
+      throw ExecOutcomes.spawnFailure(command, e);
+    } catch (EngineException e) {
+      throw new SandboxException(
+          Kind.INTERNAL, "sandbox: exec " + command + ": " + e.getMessage(), e);
+    }
+    return session;
+  }
+
+  private static long saturatedNanos(Duration d) {
+    try {
+      return d.toNanos();
+    } catch (ArithmeticException e) {
+      return Long.MAX_VALUE / 2;
+    }
+  }
+
+  @Override
+  public void output(int stream, byte[] data) {
+    log.append(STREAMS[stream], data);
+  }
+
+  @Override
+  public void ended(SessionProcess.End end) {
+    ProcessExit e = classify(end);
+    exit = e;
+    log.finish(e);
+  }
+
+  private ProcessExit classify(SessionProcess.End end) {
+    if (end.unenforceable() != null) {
+      return new ProcessExit(
+          -1,
+          0,
+          ProcessExit.Reason.UNENFORCEABLE,
+          new SandboxException(
+              Kind.NOT_AVAILABLE,
+              "sandbox: resource caps became unenforceable while running process "
+                  + command
+                  + ": "
+                  + end.unenforceable().getMessage(),
+              end.unenforceable()));
+    }
+    if (end.exceeded() != null) {
+      return new ProcessExit(
+          -1,
+          0,
+          ProcessExit.Reason.BUDGET_EXCEEDED,
+          new SandboxException(
+              Kind.BUDGET_EXCEEDED,
+              "sandbox: "
+                  + end.exceeded()
+                  + " resource cap exceeded while running process "
+                  + command));
+    }
+    if (end.timedOut()) {
+      return new ProcessExit(
+          -1,
+          0,
+          ProcessExit.Reason.TIMED_OUT,
+          new SandboxException(
+              Kind.TIMEOUT,
+              "sandbox: process "
+                  + command
+                  + " exceeded its timeout ("
+                  + ExecOutcomes.format(timeout)
+                  + ")"));
+    }
+    if (end.exit() == null) {
+      return new ProcessExit(
+          -1,
+          0,
+          ProcessExit.Reason.EXITED,
+          new SandboxException(Kind.INTERNAL, "sandbox: process wait: " + end.reapFailure()));
+    }
+    if (end.exit().signaled()) {
+      return new ProcessExit(
+          -1,
+          end.exit().signal(),
+          terminated ? ProcessExit.Reason.TERMINATED : ProcessExit.Reason.SIGNALED,
+          null);
+    }
+    return ProcessExit.exited(end.exit().code());
+  }
+
+  @Override
+  public String id() {
+    return id;
+  }
+
+  @Override
+  public int pid() {
+    return process.pid();
+  }
+
+  @Override
+  public ProcessOutput read(long afterSeq, int maxBytes) throws InterruptedException {
+    return read(afterSeq, maxBytes, Long.MAX_VALUE);
+  }
+
+  @Override
+  public ProcessOutput read(long afterSeq, int maxBytes, Duration timeout)
+      throws InterruptedException {
+    return read(afterSeq, maxBytes, ExecOutcomes.saturatedDeadline(System.nanoTime(), timeout));
+  }
+
+  private ProcessOutput read(long afterSeq, int maxBytes, long deadline)
+      throws InterruptedException {
+    ensureOpen();
+    return log.read(afterSeq, maxBytes, deadline);
+  }
+
+  @Override
+  public void write(byte[] data) throws InterruptedException {
+    ensureOpen();
+    if (data == null || data.length == 0) {
+      return;
+    }
+    try {
+      process.write(data);
+    } catch (ErrnoException e) {
+      throw new SandboxException(Kind.INTERNAL, "sandbox: process write: " + e.getMessage(), e);
+    }
+  }
+
+  @Override
+  public void closeStdin() {
+    ensureOpen();
+    if (process.tty()) {
+      try {
+        process.write(new byte[] {process.eofChar()});
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      } catch (ErrnoException e) {
+        throw new SandboxException(Kind.INTERNAL, "sandbox: process write: " + e.getMessage(), e);
+      }
+    } else {
+      process.closeInput();
+    }
+  }
+
+  @Override
+  public void resize(int rows, int cols) {
+    if (rows <= 0 || cols <= 0) {
+      throw new SandboxException(
+          Kind.VALIDATION,
+          "sandbox: Resize rows and cols must be positive (got " + rows + "x" + cols + ")");
+    }
+    ensureOpen();
+    if (!process.tty()) {
+      throw new SandboxException(Kind.NOT_AVAILABLE, "sandbox: Resize requires a TTY session");
+    }
+    try {
+      process.resize(rows, cols);
+    } catch (ErrnoException e) {
+      throw new SandboxException(Kind.INTERNAL, "sandbox: process resize: " + e.getMessage(), e);
+    }
+  }
+
+  @Override
+  public void terminate() {
+    ensureOpen();
+    if (exit != null) {
+      return;
+    }
+    terminated = true;
+    process.terminateGroup();
+    try {
+      if (process.awaitEnd(System.nanoTime() + TERMINATE_GRACE.toNanos()) == null) {
+        process.killTree();
+      }
+    } catch (InterruptedException e) {
+      process.killTree();
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  @Override
+  public void signal(ProcessSignal signal) {
+    if (signal != ProcessSignal.INTERRUPT) {
+      throw new SandboxException(
+          Kind.NOT_AVAILABLE, "sandbox: signal " + signal + " not supported");
+    }
+    ensureOpen();
+    if (exit != null) {
+      throw new ProcessClosedException();
+    }
+    if (process.tty()) {
+      try {
+        process.write(new byte[] {process.interruptChar()});
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      } catch (ErrnoException e) {
+        throw new SandboxException(Kind.INTERNAL, "sandbox: process interrupt: " + e.getMessage());
+      }
+    } else if (!process.interruptGroup()) {
+      throw new ProcessClosedException();
+    }
+  }
+
+  @Override
+  public ProcessExit waitFor() throws InterruptedException {
+    process.awaitEnd(Long.MAX_VALUE);
+    return exit;
+  }
+
+  @Override
+  public Optional<ProcessExit> waitFor(Duration timeout) throws InterruptedException {
+    process.awaitEnd(ExecOutcomes.saturatedDeadline(System.nanoTime(), timeout));
+    return Optional.ofNullable(exit);
+  }
+
+  @Override
+  public Optional<ProcessExit> exitValue() {
+    return Optional.ofNullable(exit);
+  }
+
+  @Override
+  public EventStream watch() {
+    ensureOpen();
+    return log.watch();
+  }
+
+  @Override
+  public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    if (process.end() == null) {
+      process.killTree();
+      boolean interrupted = false;
+      long deadline = System.nanoTime() + CLOSE_WAIT_NANOS;
+      while (true) {
+        try {
+          process.awaitEnd(deadline);
+          break;
+        } catch (InterruptedException e) {
+          interrupted = true;
+        }
+      }
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    process.closeInput();
+    log.close();
+  }
+
+  private void ensureOpen() {
+    if (closed.get()) {
+      throw new ProcessClosedException();
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "EngineSession[" + id + ", " + command + "]";
+  }
+}
