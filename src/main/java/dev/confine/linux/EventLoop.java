@@ -6,6 +6,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Map;
+import java.util.PriorityQueue;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -40,6 +41,31 @@ public final class EventLoop {
 
   private record Registration(int fd, Handler handler, boolean late) {}
 
+  /** A task that runs on the loop thread at a deadline unless cancelled first. */
+  public static final class Timer implements Comparable<Timer> {
+    private final long deadlineNanos;
+    private final long order;
+    private final Runnable task;
+    private volatile boolean cancelled;
+
+    private Timer(long deadlineNanos, long order, Runnable task) {
+      this.deadlineNanos = deadlineNanos;
+      this.order = order;
+      this.task = task;
+    }
+
+    /** Stops the task from running, if it has not run yet; safe from any thread. */
+    public void cancel() {
+      cancelled = true;
+    }
+
+    @Override
+    public int compareTo(Timer o) {
+      int c = Long.compare(deadlineNanos - o.deadlineNanos, 0); // nanoTime may wrap
+      return c != 0 ? c : Long.compare(order, o.order);
+    }
+  }
+
   private static volatile EventLoop shared;
   private static final MemorySegment ONE = longSegment(1);
   private static final ThreadLocal<MemorySegment> CTL_EVENT =
@@ -51,6 +77,7 @@ public final class EventLoop {
   private final Map<Long, Registration> registrations = new ConcurrentHashMap<>();
   private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
   private final AtomicLong nextToken = new AtomicLong(WAKE_TOKEN + 1);
+  private final PriorityQueue<Timer> timers = new PriorityQueue<>(); // loop thread only
   private final MemorySegment readBuffer;
   private final MemorySegment events;
   private final MemorySegment wakeBuffer;
@@ -149,6 +176,20 @@ public final class EventLoop {
     wake();
   }
 
+  /**
+   * Runs {@code task} on the loop thread once {@link System#nanoTime()} reaches {@code
+   * deadlineNanos}, unless the returned timer is cancelled first.
+   */
+  public Timer schedule(long deadlineNanos, Runnable task) {
+    Timer t = new Timer(deadlineNanos, nextToken.getAndIncrement(), task);
+    if (inLoop()) {
+      timers.add(t);
+    } else {
+      execute(() -> timers.add(t));
+    }
+    return t;
+  }
+
   /** The fd of a live registration; only meaningful on the loop thread, inside a handler. */
   int fdOf(long token) {
     Registration reg = registrations.get(token);
@@ -181,7 +222,7 @@ public final class EventLoop {
     long size = epoll_event.sizeof();
     long dataOffset = epoll_event.data$offset();
     while (true) {
-      int n = Syscalls.epollWait(epfd, events, MAX_EVENTS, -1);
+      int n = Syscalls.epollWait(epfd, events, MAX_EVENTS, timeoutMillis());
       if (n < 0) {
         if (-n == LibC.EINTR()) {
           continue;
@@ -214,12 +255,42 @@ public final class EventLoop {
       }
       Runnable task;
       while ((task = tasks.poll()) != null) {
-        try {
-          task.run();
-        } catch (Throwable t) {
-          LOG.error("confine event loop: task failed", t);
-        }
+        runSafely(task);
       }
+      runDueTimers();
+    }
+  }
+
+  private int timeoutMillis() {
+    Timer next;
+    while ((next = timers.peek()) != null && next.cancelled) {
+      timers.poll();
+    }
+    if (next == null) {
+      return -1;
+    }
+    long left = next.deadlineNanos - System.nanoTime();
+    // Round up: waking a little late is harmless, waking early spins.
+    return left <= 0 ? 0 : (int) Math.min(Integer.MAX_VALUE, (left + 999_999) / 1_000_000);
+  }
+
+  private void runDueTimers() {
+    long now = System.nanoTime();
+    Timer t;
+    while ((t = timers.peek()) != null && (t.cancelled || t.deadlineNanos - now <= 0)) {
+      timers.poll();
+      if (!t.cancelled) {
+        t.cancelled = true;
+        runSafely(t.task);
+      }
+    }
+  }
+
+  private static void runSafely(Runnable task) {
+    try {
+      task.run();
+    } catch (Throwable t) {
+      LOG.error("confine event loop: task failed", t);
     }
   }
 }

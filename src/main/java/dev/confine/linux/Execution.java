@@ -1,9 +1,6 @@
 package dev.confine.linux;
 
 import dev.confine.linux.libc.LibC;
-import dev.confine.linux.libc.siginfo_t;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemoryLayout.PathElement;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
@@ -19,22 +16,11 @@ import java.util.concurrent.locks.ReentrantLock;
  * #awaitOutputClosed} and decides when to kill; this class only carries out.
  */
 public final class Execution {
-  private static final long SI_CODE_OFFSET = siginfo_t.si_code$offset();
-  private static final long SI_STATUS_OFFSET =
-      siginfo_t
-          .layout()
-          .byteOffset(
-              PathElement.groupElement("_sifields"),
-              PathElement.groupElement("_sigchld"),
-              PathElement.groupElement("si_status"));
   private static final int READS_PER_EVENT = 16;
   // SIGKILL cannot be caught; only a task stuck in the kernel (D state) takes longer than this.
   private static final long REAP_AFTER_KILL_NANOS = TimeUnit.SECONDS.toNanos(10);
   // Killed holders close their pipes within milliseconds; after the drain this is all we wait.
   private static final long SETTLE_AFTER_KILL_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
-
-  // Used only on the loop thread, one handler call at a time.
-  private static final MemorySegment SIGINFO = Arena.global().allocate(siginfo_t.layout());
 
   private final EventLoop loop;
   private final int pid;
@@ -177,14 +163,11 @@ public final class Execution {
   }
 
   private void onExit(long token, int events) {
-    int r = Syscalls.waitid(LibC.P_PIDFD(), loop.fdOf(token), SIGINFO, LibC.WEXITED());
+    int r = Syscalls.waitid(LibC.P_PIDFD(), loop.fdOf(token), Reaping.SIGINFO, LibC.WEXITED());
     ExitStatus status = null;
     String failure = null;
     if (r == 0) {
-      status =
-          ExitStatus.fromSiginfo(
-              SIGINFO.get(ValueLayout.JAVA_INT, SI_CODE_OFFSET),
-              SIGINFO.get(ValueLayout.JAVA_INT, SI_STATUS_OFFSET));
+      status = Reaping.status();
     } else if (-r == LibC.EINTR() || -r == LibC.EAGAIN()) {
       return; // level-triggered: the loop calls again
     } else {

@@ -10,14 +10,27 @@ import java.util.Objects;
  * @param argv the argument vector, argv[0] included
  * @param environment the complete environment as {@code NAME=VALUE} entries
  * @param workDir the child's working directory
- * @param pipeStdin whether the child's stdin is a pipe (else /dev/null)
+ * @param pipeStdin whether the child's stdin is a pipe (else /dev/null); ignored with a terminal
+ * @param terminal the path of a pty's slave side that becomes the child's controlling terminal and
+ *     its stdin, stdout and stderr, or null for pipes
  */
 public record SpawnSpec(
     String executable,
     List<String> argv,
     List<String> environment,
     String workDir,
-    boolean pipeStdin) {
+    boolean pipeStdin,
+    String terminal) {
+
+  /** A spec with pipes for stdout and stderr (and stdin when {@code pipeStdin}). */
+  public SpawnSpec(
+      String executable,
+      List<String> argv,
+      List<String> environment,
+      String workDir,
+      boolean pipeStdin) {
+    this(executable, argv, environment, workDir, pipeStdin, null);
+  }
 
   /** Copies the lists. */
   public SpawnSpec {

@@ -77,6 +77,15 @@ public final class Spawner {
     if (cgroupFd >= 0 && SETCGROUP.isEmpty()) {
       throw new IllegalStateException("posix_spawnattr_setcgroup_np needs glibc 2.39 or newer");
     }
+    if (spec.terminal() != null) {
+      int pid = posixSpawn(spec, -1, -1, -1, cgroupFd);
+      int pidfd = Syscalls.pidfdOpen(pid);
+      if (pidfd < 0) {
+        Syscalls.kill(-pid, LibC.SIGKILL());
+        throw new ErrnoException("pidfd_open", -pidfd);
+      }
+      return new Spawned(pid, pidfd, -1, -1, -1);
+    }
     int[] in = spec.pipeStdin() ? Syscalls.pipe2(LibC.O_CLOEXEC()) : null;
     int[] out = null;
     int[] err = null;
@@ -130,16 +139,26 @@ public final class Spawner {
         }
         check("posix_spawnattr_setflags", LibC.posix_spawnattr_setflags(attr, (short) flags));
 
-        if (stdinRead >= 0) {
-          check("adddup2", LibC.posix_spawn_file_actions_adddup2(actions, stdinRead, 0));
-        } else {
+        if (spec.terminal() != null) {
+          // Opened without O_NOCTTY by the new session's leader: it becomes the controlling tty.
           check(
               "addopen",
               LibC.posix_spawn_file_actions_addopen(
-                  actions, 0, arena.allocateFrom("/dev/null"), LibC.O_RDONLY(), 0));
+                  actions, 0, cString(arena, spec.terminal()), LibC.O_RDWR(), 0));
+          check("adddup2", LibC.posix_spawn_file_actions_adddup2(actions, 0, 1));
+          check("adddup2", LibC.posix_spawn_file_actions_adddup2(actions, 0, 2));
+        } else {
+          if (stdinRead >= 0) {
+            check("adddup2", LibC.posix_spawn_file_actions_adddup2(actions, stdinRead, 0));
+          } else {
+            check(
+                "addopen",
+                LibC.posix_spawn_file_actions_addopen(
+                    actions, 0, arena.allocateFrom("/dev/null"), LibC.O_RDONLY(), 0));
+          }
+          check("adddup2", LibC.posix_spawn_file_actions_adddup2(actions, stdoutWrite, 1));
+          check("adddup2", LibC.posix_spawn_file_actions_adddup2(actions, stderrWrite, 2));
         }
-        check("adddup2", LibC.posix_spawn_file_actions_adddup2(actions, stdoutWrite, 1));
-        check("adddup2", LibC.posix_spawn_file_actions_adddup2(actions, stderrWrite, 2));
         check(
             "addchdir_np",
             LibC.posix_spawn_file_actions_addchdir_np(actions, cString(arena, spec.workDir())));
