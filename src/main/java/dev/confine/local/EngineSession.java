@@ -191,7 +191,11 @@ public final class EngineSession
   private ProcessOutput read(long afterSeq, int maxBytes, long deadline)
       throws InterruptedException {
     ensureOpen();
-    return log.read(afterSeq, maxBytes, deadline);
+    ProcessOutput out = log.read(afterSeq, maxBytes, deadline);
+    // A close while this read waited ends the process first, which finishes the log: the reader
+    // must still learn that the session is closed, not take the kill for an ordinary end.
+    ensureOpen();
+    return out;
   }
 
   @Override

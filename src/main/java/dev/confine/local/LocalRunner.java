@@ -17,8 +17,14 @@ import dev.confine.linux.Cgroups;
 import dev.confine.linux.EngineException;
 import dev.confine.linux.NativeAccess;
 import dev.confine.linux.SamplerGuard;
+import dev.confine.linux.SpawnSpec;
 import dev.confine.linux.TreeGuard;
 import dev.confine.linux.TreeLimits;
+import dev.confine.session.ProcessInfo;
+import dev.confine.session.ProcessManager;
+import dev.confine.session.ProcessRegistry;
+import dev.confine.session.ProcessSession;
+import dev.confine.session.ProcessSpec;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -39,7 +45,7 @@ import java.util.function.Supplier;
  *
  * <p>Thread-safe; children of every runner share one event-loop thread.
  */
-public final class LocalRunner implements Runner, EnforcementReporter {
+public final class LocalRunner implements Runner, EnforcementReporter, ProcessManager {
   /** The default capture cap per stream: 10 MiB. */
   public static final long DEFAULT_MAX_OUTPUT_BYTES = 10L << 20;
 
@@ -54,6 +60,7 @@ public final class LocalRunner implements Runner, EnforcementReporter {
   private final String noCgroupsReason;
   private final boolean sampler; // caps through the /proc sampler (when there are no cgroups)
   private final Enforcement enforcement;
+  private final ProcessRegistry sessions = new ProcessRegistry(this::startSession);
 
   private LocalRunner(
       Path root,
@@ -181,6 +188,59 @@ public final class LocalRunner implements Runner, EnforcementReporter {
             ? ExecOutcomes.saturatedDeadline(System.nanoTime(), opts.timeout())
             : Long.MAX_VALUE;
 
+    checkPolicy(opts);
+    Path workDir = ExecOutcomes.workDir(root, cmd, opts);
+    List<String> env = opts.env().apply(hostEntries());
+    return ExecOutcomes.run(request, workDir, env, outputCap(opts), guardFor(cmd, opts), deadline);
+  }
+
+  /**
+   * Starts a session under the same policy and checks as {@link #exec}; its output log keeps the
+   * call's {@code maxOutputBytes}, or this runner's default, dropping the oldest output beyond it.
+   */
+  @Override
+  public ProcessSession start(ProcessSpec spec) {
+    return sessions.start(spec);
+  }
+
+  @Override
+  public List<ProcessInfo> list() {
+    return sessions.list();
+  }
+
+  @Override
+  public void terminate(String id) {
+    sessions.terminate(id);
+  }
+
+  private ProcessSession startSession(ProcessSpec spec) {
+    List<String> argv = spec.argv();
+    ExecRequest request =
+        new ExecRequest(argv.get(0), argv.subList(1, argv.size()), spec.options(), spec.tty());
+    ExecOptions opts = request.options();
+    String cmd = request.command();
+    checkPolicy(opts);
+    Path workDir = ExecOutcomes.workDir(root, cmd, opts);
+    SpawnSpec spawn =
+        new SpawnSpec(
+            ExecOutcomes.executable(cmd, workDir),
+            argv,
+            opts.env().apply(hostEntries()),
+            workDir.toString(),
+            true);
+    return EngineSession.start(
+        spec.id(),
+        cmd,
+        spawn,
+        spec.tty(),
+        spec.rows(),
+        spec.cols(),
+        guardFor(cmd, opts),
+        opts.timeout(),
+        outputCap(opts));
+  }
+
+  private void checkPolicy(ExecOptions opts) {
     NativeAccess.unavailabilityCause()
         .ifPresent(
             why -> {
@@ -194,14 +254,12 @@ public final class LocalRunner implements Runner, EnforcementReporter {
               + " not supported by local runner; requires a kernel-level isolation backend");
     }
     ExecPolicy.validate(opts, enforcement());
+  }
 
-    Path workDir = ExecOutcomes.workDir(root, cmd, opts);
-    List<String> env = opts.env().apply(hostEntries());
-    long cap =
-        opts.resources().maxOutputBytes() > 0
-            ? opts.resources().maxOutputBytes()
-            : defaultMaxOutputBytes;
-    return ExecOutcomes.run(request, workDir, env, cap, guardFor(cmd, opts), deadline);
+  private long outputCap(ExecOptions opts) {
+    return opts.resources().maxOutputBytes() > 0
+        ? opts.resources().maxOutputBytes()
+        : defaultMaxOutputBytes;
   }
 
   private TreeGuard guardFor(String cmd, ExecOptions opts) {

@@ -1,5 +1,7 @@
 package dev.confine.local;
 
+import static dev.confine.testing.SessionReads.readAll;
+import static dev.confine.testing.SessionReads.readUntil;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -30,8 +32,6 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-import static dev.confine.testing.SessionReads.readAll;
-import static dev.confine.testing.SessionReads.readUntil;
 
 /** Sessions of the local runner, with real programs on real ptys and pipes. */
 @Timeout(60)
@@ -45,9 +45,7 @@ class LocalSessionTest {
   }
 
   private static ExecOptions env(Map<String, String> inject) {
-    return ExecOptions.builder()
-        .env(dev.confine.EnvPolicy.inheritAll().withInject(inject))
-        .build();
+    return ExecOptions.builder().env(dev.confine.EnvPolicy.inheritAll().withInject(inject)).build();
   }
 
   @Test
@@ -101,10 +99,13 @@ class LocalSessionTest {
     try (ProcessSession s = runner.start(spec)) {
       long[] cursor = {0};
       readUntil(s, cursor, "p> ");
-      s.write("sleep 30; echo after=$?\n".getBytes(StandardCharsets.UTF_8));
+      s.write("sleep 100\n".getBytes(StandardCharsets.UTF_8));
+      readUntil(s, cursor, "sleep 100");
       Thread.sleep(300); // let sh start sleep in the foreground
       ProcessSignaler.of(s).orElseThrow().signal(ProcessSignal.INTERRUPT);
-      readUntil(s, cursor, "after=130");
+      // The terminal echoes ^C and the shell prompts again: only the foreground job died.
+      String after = readUntil(s, cursor, "p> ");
+      assertThat(after).contains("^C");
       s.write("echo still-here\n".getBytes(StandardCharsets.UTF_8));
       readUntil(s, cursor, "still-here");
       assertThat(s.exitValue()).isEmpty();
@@ -192,7 +193,8 @@ class LocalSessionTest {
     try (ProcessSession s =
         runner.start(
             ProcessSpec.pipes(
-                List.of("sh", "-c", "trap 'exit 7' TERM; echo ready; while :; do sleep 1; done")))) {
+                List.of(
+                    "sh", "-c", "trap 'exit 7' TERM; echo ready; while :; do sleep 1; done")))) {
       readUntil(s, new long[] {0}, "ready");
       s.terminate();
       assertThat(s.waitFor()).isEqualTo(ProcessExit.exited(7));
@@ -215,7 +217,8 @@ class LocalSessionTest {
   @Test
   void replayFromAnOldCursorAfterReconnecting() throws Exception {
     try (ProcessSession s =
-        runner.start(ProcessSpec.pipes(List.of("sh", "-c", "for i in 1 2 3; do echo line$i; done")))) {
+        runner.start(
+            ProcessSpec.pipes(List.of("sh", "-c", "for i in 1 2 3; do echo line$i; done")))) {
       s.waitFor();
       String first = readAll(s);
       assertThat(first).isEqualTo("line1\nline2\nline3\n");
@@ -263,38 +266,42 @@ class LocalSessionTest {
 
   @Test
   void aLaggingWatcherRecoversByReading() throws Exception {
-    try (ProcessSession s =
-        runner.start(
-            ProcessSpec.pipes(
-                List.of("sh", "-c", "read x; i=0; while [ $i -lt 400 ]; do echo $i; i=$((i+1)); done")))) {
+    try (ProcessSession s = runner.start(ProcessSpec.pipes(List.of("cat")))) {
       EventStream events = ProcessEventSource.of(s).orElseThrow().watch();
-      s.write("go\n".getBytes(StandardCharsets.UTF_8)); // start only once the watcher is there
-      s.waitFor();
-      // Nobody took events while 400 writes happened (sh's echo is one write each): the watcher
-      // lagged. Whatever it holds ends with a LAG from which a read recovers the rest.
+      // One line at a time, each echoed before the next is sent: cat writes each separately, so
+      // the log gets 300 chunks while the watcher takes none and falls behind.
+      long[] cursor = {0};
+      StringBuilder expected = new StringBuilder();
+      for (int i = 0; i < 300; i++) {
+        String line = "line" + i + "\n";
+        expected.append(line);
+        s.write(line.getBytes(StandardCharsets.UTF_8));
+        readUntil(s, cursor, line);
+      }
       ProcessEvent last = null;
       ProcessEvent e;
       StringBuilder seen = new StringBuilder();
+      int taken = 0;
       while ((e = events.take()) != null) {
+        taken++;
         last = e;
         if (e.type() == ProcessEvent.Type.OUTPUT) {
           seen.append(new String(e.chunk().data(), StandardCharsets.UTF_8));
         }
       }
+      assertThat(taken).isEqualTo(256);
       assertThat(last.type()).isEqualTo(ProcessEvent.Type.LAG);
+      assertThat(last.seq()).isEqualTo(seen.length());
       ProcessOutput rest = s.read(last.seq(), 1 << 20);
       seen.append(new String(rest.bytes(), StandardCharsets.UTF_8));
-      StringBuilder expected = new StringBuilder();
-      for (int i = 0; i < 400; i++) {
-        expected.append(i).append('\n');
-      }
       assertThat(seen).hasToString(expected.toString());
     }
   }
 
   @Test
   void aWatcherSeesReplayThenLiveOutputThenExited() throws Exception {
-    try (ProcessSession s = runner.start(ProcessSpec.pipes(List.of("cat")))) {
+    ProcessSession s = runner.start(ProcessSpec.pipes(List.of("cat")));
+    try {
       s.write("one\n".getBytes(StandardCharsets.UTF_8));
       readUntil(s, new long[] {0}, "one");
       EventStream events = ProcessEventSource.of(s).orElseThrow().watch();
@@ -312,6 +319,8 @@ class LocalSessionTest {
       s.close();
       assertThat(events.take().type()).isEqualTo(ProcessEvent.Type.CLOSED);
       assertThat(events.take()).isNull();
+    } finally {
+      s.close();
     }
   }
 
@@ -386,8 +395,7 @@ class LocalSessionTest {
         .isInstanceOf(SandboxException.class)
         .extracting(e -> ((SandboxException) e).kind())
         .isEqualTo(Kind.NOT_FOUND);
-    ExecOptions deny =
-        ExecOptions.builder().net(dev.confine.NetPolicy.denyAll()).build();
+    ExecOptions deny = ExecOptions.builder().net(dev.confine.NetPolicy.denyAll()).build();
     assertThatThrownBy(
             () -> runner.start(ProcessSpec.terminal(List.of("true")).withOptions(deny).withId("x")))
         .isInstanceOf(SandboxException.class)
