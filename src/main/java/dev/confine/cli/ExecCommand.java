@@ -1,10 +1,6 @@
 package dev.confine.cli;
 
-import dev.confine.EnvPolicy;
 import dev.confine.ExecOptions;
-import dev.confine.NetMode;
-import dev.confine.NetPolicy;
-import dev.confine.ResourceLimits;
 import dev.confine.Runner;
 import dev.confine.SandboxException;
 import java.io.IOException;
@@ -16,21 +12,16 @@ import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.TypeConversionException;
 
 /**
  * {@code confine exec}: turns the command line into {@link ExecOptions}, runs the command once and
@@ -67,45 +58,9 @@ final class ExecCommand implements Callable<Integer> {
 
   @Spec private CommandSpec spec;
 
+  @Mixin private PolicyOptions policy = new PolicyOptions();
+
   @Mixin private BackendOptions backend = new BackendOptions();
-
-  @Option(
-      names = "--root",
-      paramLabel = "DIR",
-      description = "The directory CMD is confined to (default: the current directory).")
-  private String root;
-
-  @Option(
-      names = {"-C", "--workdir"},
-      paramLabel = "DIR",
-      description = "The working directory: relative to the root, or absolute inside it.")
-  private String workDir;
-
-  @Option(
-      names = "--timeout",
-      paramLabel = "DURATION",
-      converter = DurationConverter.class,
-      description =
-          "Kill CMD's whole process tree after DURATION (Go syntax: 10s, 1m30s, 250ms, 1.5h;"
-              + " 0 = none, the default).")
-  private Duration timeout;
-
-  @Option(
-      names = "--clear-env",
-      description = "Inherit no environment variables (only --env-allow and --env ones).")
-  private boolean clearEnv;
-
-  @Option(
-      names = "--env-allow",
-      paramLabel = "NAME",
-      description = "Inherit only these variables (repeatable).")
-  private List<String> envAllow;
-
-  @Option(
-      names = "--env",
-      paramLabel = "NAME=VALUE",
-      description = "Set a variable in CMD's environment (repeatable; the last one wins).")
-  private List<String> envSet;
 
   @Option(
       names = "--stdin-file",
@@ -116,44 +71,6 @@ final class ExecCommand implements Callable<Integer> {
             + " CMD never reads the terminal.",
       })
   private String stdinFile;
-
-  @Option(
-      names = "--max-output",
-      paramLabel = "SIZE",
-      converter = SizeConverter.class,
-      description =
-          "Keep at most SIZE bytes of each of stdout and stderr (1024, 64k, 1.5m, 2GiB, 10mb;"
-              + " default: the backend's, 10 MiB).")
-  private long maxOutput;
-
-  @Option(
-      names = "--memory",
-      paramLabel = "SIZE",
-      converter = SizeConverter.class,
-      description = "Cap the memory of CMD's process tree.")
-  private long memory;
-
-  @Option(
-      names = "--cpu-millicores",
-      paramLabel = "N",
-      converter = CountConverter.class,
-      description = "Cap CPU time at N thousandths of a core over the timeout (needs --timeout).")
-  private int cpuMillicores;
-
-  @Option(
-      names = "--net",
-      paramLabel = "MODE",
-      converter = NetConverter.class,
-      description =
-          "The network CMD may reach: default (the host's) or deny (none; needs --confined).")
-  private NetMode net = NetMode.DEFAULT;
-
-  @Option(
-      names = "--max-processes",
-      paramLabel = "N",
-      converter = CountConverter.class,
-      description = "Cap the processes and threads of CMD's tree.")
-  private int maxProcesses;
 
   @Option(
       names = "--json",
@@ -189,11 +106,10 @@ final class ExecCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     // Everything the user typed is checked before anything runs, so a typo is a usage error.
-    String rootDir = rootDir();
-    Map<String, String> inject = injectedEnv();
-    byte[] stdin = stdin();
+    String rootDir = policy.rootDir(spec);
+    ExecOptions options = policy.options(spec, stdin());
 
-    Outcome outcome = run(rootDir, inject, stdin);
+    Outcome outcome = run(rootDir, options);
     if (json) {
       out.writeBytes((JsonOutput.of(outcome) + "\n").getBytes(StandardCharsets.UTF_8));
       out.flush();
@@ -203,24 +119,9 @@ final class ExecCommand implements Callable<Integer> {
     return ExitStatus.of(outcome);
   }
 
-  private Outcome run(String rootDir, Map<String, String> inject, byte[] stdin) {
+  private Outcome run(String rootDir, ExecOptions options) {
     try {
-      ExecOptions options =
-          ExecOptions.builder()
-              .workDir(workDir)
-              .stdin(stdin)
-              .timeout(timeout)
-              .env(envPolicy(inject))
-              .net(net == NetMode.DENY_ALL ? NetPolicy.denyAll() : NetPolicy.defaults())
-              .resources(
-                  ResourceLimits.builder()
-                      .maxOutputBytes(maxOutput)
-                      .memoryBytes(memory)
-                      .cpuMillicores(cpuMillicores)
-                      .maxProcesses(maxProcesses)
-                      .build())
-              .build();
-      Runner runner = factory.create(rootDir, maxOutput, backend);
+      Runner runner = factory.create(rootDir, policy.maxOutput(), backend);
       return Outcome.of(runner.exec(command.get(0), command.subList(1, command.size()), options));
     } catch (SandboxException e) {
       return Outcome.of(e);
@@ -229,46 +130,6 @@ final class ExecCommand implements Callable<Integer> {
       return Outcome.of(
           new SandboxException(SandboxException.Kind.INTERNAL, "internal error: " + e, e));
     }
-  }
-
-  private EnvPolicy envPolicy(Map<String, String> inject) {
-    List<String> allow;
-    if (envAllow != null) {
-      allow = envAllow; // with or without --clear-env: exactly the list
-    } else if (clearEnv) {
-      allow = List.of();
-    } else {
-      allow = null; // inherit everything
-    }
-    return new EnvPolicy(allow, inject);
-  }
-
-  private String rootDir() {
-    try {
-      return (root == null ? Path.of("") : Path.of(root)).toAbsolutePath().toString();
-    } catch (InvalidPathException e) {
-      throw usage("invalid --root " + JsonString.quote(root) + ": " + e.getReason());
-    }
-  }
-
-  private Map<String, String> injectedEnv() {
-    Map<String, String> inject = new LinkedHashMap<>();
-    if (envSet == null) {
-      return inject;
-    }
-    for (String assignment : envSet) {
-      int eq = assignment.indexOf('=');
-      if (eq < 0) {
-        throw usage("--env " + JsonString.quote(assignment) + " is not of the form NAME=VALUE");
-      }
-      if (eq == 0) {
-        throw usage("--env " + JsonString.quote(assignment) + " has an empty NAME");
-      }
-      String name = assignment.substring(0, eq);
-      inject.remove(name); // the last assignment wins, and comes last in the child's environment
-      inject.put(name, assignment.substring(eq + 1));
-    }
-    return inject;
   }
 
   private byte[] stdin() {
@@ -293,64 +154,5 @@ final class ExecCommand implements Callable<Integer> {
 
   private ParameterException usage(String message) {
     return new ParameterException(spec.commandLine(), message);
-  }
-
-  /** Converts {@code --timeout} values with {@link GoDuration}. */
-  static final class DurationConverter implements ITypeConverter<Duration> {
-    /** The parsed duration; picocli reports the message of a bad one as a usage error. */
-    @Override
-    public Duration convert(String value) {
-      try {
-        return GoDuration.parse(value);
-      } catch (IllegalArgumentException e) {
-        throw new TypeConversionException(e.getMessage());
-      }
-    }
-  }
-
-  /** Converts size values with {@link ByteSize}. */
-  static final class SizeConverter implements ITypeConverter<Long> {
-    /** The parsed size in bytes; picocli reports the message of a bad one as a usage error. */
-    @Override
-    public Long convert(String value) {
-      try {
-        return ByteSize.parse(value);
-      } catch (IllegalArgumentException e) {
-        throw new TypeConversionException(e.getMessage());
-      }
-    }
-  }
-
-  /** Converts counts: whole numbers from 0 up to {@link Integer#MAX_VALUE}. */
-  static final class CountConverter implements ITypeConverter<Integer> {
-    /** The parsed count; picocli reports the message of a bad one as a usage error. */
-    @Override
-    public Integer convert(String value) {
-      int n;
-      try {
-        n = Integer.parseInt(value);
-      } catch (NumberFormatException e) {
-        throw new TypeConversionException(
-            JsonString.quote(value) + " is not a whole number up to " + Integer.MAX_VALUE);
-      }
-      if (n < 0) {
-        throw new TypeConversionException(JsonString.quote(value) + " must not be negative");
-      }
-      return n;
-    }
-  }
-
-  /** Parses default and deny. */
-  static final class NetConverter implements ITypeConverter<NetMode> {
-    @Override
-    public NetMode convert(String value) {
-      return switch (value) {
-        case "default" -> NetMode.DEFAULT;
-        case "deny" -> NetMode.DENY_ALL;
-        default ->
-            throw new IllegalArgumentException(
-                "unknown network mode \"" + value + "\" (use default or deny)");
-      };
-    }
   }
 }

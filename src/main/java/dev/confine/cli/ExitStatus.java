@@ -48,7 +48,7 @@ final class ExitStatus {
     return r.signaled() ? 128 + r.signal() : r.exitCode();
   }
 
-  private static int of(SandboxException.Kind kind) {
+  static int of(SandboxException.Kind kind) {
     return switch (kind) {
       case TIMEOUT -> TIMEOUT;
       case NOT_FOUND -> NOT_FOUND;

@@ -11,7 +11,10 @@ import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import picocli.CommandLine;
 
-/** The {@code confine} command: {@code confine exec [OPTIONS] [--] CMD [ARGS...]}. */
+/**
+ * The {@code confine} command: {@code confine exec [OPTIONS] [--] CMD [ARGS...]}, {@code confine
+ * shell [OPTIONS] [--] [CMD [ARGS...]]} and {@code confine doctor}.
+ */
 public final class Main {
   /** What {@code --version} prints. */
   static final String VERSION = "confine 0.1.0";
@@ -69,6 +72,7 @@ public final class Main {
       String[] args, InputStream in, PrintStream out, PrintStream err, RunnerFactory factory) {
     CommandLine cli = new CommandLine(new ConfineCommand());
     cli.addSubcommand(new CommandLine(new ExecCommand(in, out, err, factory)));
+    cli.addSubcommand(new CommandLine(new ShellCommand(in, out, err, factory)));
     cli.addSubcommand(new CommandLine(new DoctorCommand(out)));
     // Settings after addSubcommand, since picocli copies them to the subcommands present now.
     PrintWriter outWriter = utf8(out);
@@ -86,6 +90,7 @@ public final class Main {
         });
     // Like env and timeout: the first non-option starts CMD, so "confine exec ls -la" works too.
     cli.getSubcommands().get("exec").setStopAtPositional(true);
+    cli.getSubcommands().get("shell").setStopAtPositional(true);
     try {
       return cli.execute(args);
     } finally {

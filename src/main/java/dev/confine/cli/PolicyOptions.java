@@ -18,8 +18,8 @@ import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.TypeConversionException;
 
 /**
- * The policy options that {@code exec} and {@code shell} share: the root and working directory,
- * the environment, the timeout, the network mode and the resource caps.
+ * The policy options that {@code exec} and {@code shell} share: the root and working directory, the
+ * environment, the timeout, the network mode and the resource caps.
  */
 final class PolicyOptions {
   @Option(
@@ -162,7 +162,8 @@ final class PolicyOptions {
     for (String assignment : envSet) {
       int eq = assignment.indexOf('=');
       if (eq < 0) {
-        throw usage(spec, "--env " + JsonString.quote(assignment) + " is not of the form NAME=VALUE");
+        throw usage(
+            spec, "--env " + JsonString.quote(assignment) + " is not of the form NAME=VALUE");
       }
       if (eq == 0) {
         throw usage(spec, "--env " + JsonString.quote(assignment) + " has an empty NAME");

@@ -1,5 +1,6 @@
 package dev.confine.cli;
 
+import static dev.confine.testing.SessionReads.readUntil;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.confine.ExecOptions;
@@ -16,12 +17,11 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-import static dev.confine.testing.SessionReads.readUntil;
 
 /**
- * {@code confine shell}, driven with piped input through {@link Main#run} and, for what only a
- * real terminal shows (raw mode, its restoration, Ctrl-C, window size), run as its own JVM on a
- * pty that the test holds.
+ * {@code confine shell}, driven with piped input through {@link Main#run} and, for what only a real
+ * terminal shows (raw mode, its restoration, Ctrl-C, window size), run as its own JVM on a pty that
+ * the test holds.
  */
 @Timeout(120)
 class ShellCommandTest {
@@ -96,16 +96,12 @@ class ShellCommandTest {
             "sh",
             "-i");
     String script =
-        "stty -g > before; "
-            + confine
-            + "; echo status=$?; stty -g > after; echo outer-done";
+        "stty -g > before; " + confine + "; echo status=$?; stty -g > after; echo outer-done";
     LocalRunner runner = LocalRunner.create(root.toString());
     ExecOptions opts = ExecOptions.builder().workDir(root.toString()).build();
     try (ProcessSession outer =
         runner.start(
-            ProcessSpec.terminal(List.of("sh", "-c", script))
-                .withOptions(opts)
-                .withSize(30, 90))) {
+            ProcessSpec.terminal(List.of("sh", "-c", script)).withOptions(opts).withSize(30, 90))) {
       long[] cursor = {0};
       readUntil(outer, cursor, "inner$ ");
       outer.write("stty size\n".getBytes(StandardCharsets.UTF_8));
@@ -118,10 +114,13 @@ class ShellCommandTest {
 
       // Ctrl-C on the user's terminal: in raw mode it is a byte for the session's terminal,
       // which interrupts the inner foreground job; confine itself is not signalled.
-      outer.write("sleep 30; echo after=$?\n".getBytes(StandardCharsets.UTF_8));
+      outer.write("sleep 100\n".getBytes(StandardCharsets.UTF_8));
+      readUntil(outer, cursor, "sleep 100");
       Thread.sleep(500);
       outer.write(new byte[] {0x03});
-      readUntil(outer, cursor, "after=130");
+      readUntil(outer, cursor, "inner$ ");
+      outer.write("echo alive\n".getBytes(StandardCharsets.UTF_8));
+      readUntil(outer, cursor, "alive");
 
       outer.write("exit 5\n".getBytes(StandardCharsets.UTF_8));
       readUntil(outer, cursor, "outer-done");
