@@ -10,10 +10,11 @@ import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * One spawned child whose stdout and stderr are captured and whose stdin is fed from bytes, all on
- * the {@link EventLoop}: its pidfd reports the exit (reaped with {@code waitid(P_PIDFD)}), its
- * pipes are drained as they fill. The caller blocks in {@link #awaitExit} and {@link
- * #awaitOutputClosed} and decides when to kill; this class only carries out.
+ * One spawned child whose stdout and stderr are captured and whose stdin is fed from bytes: its
+ * pidfd reports the exit (reaped with {@code waitid(P_PIDFD)}), its pipes are drained as they fill.
+ * A platform-thread caller watches them itself while it waits ({@link CallerPoll}); a virtual
+ * thread's child is watched by the shared {@link EventLoop}. The caller blocks in {@link
+ * #awaitExit} and {@link #awaitOutputClosed} and decides when to kill; this class only carries out.
  */
 public final class Execution {
   private static final int READS_PER_EVENT = 16;
@@ -22,7 +23,7 @@ public final class Execution {
   // Killed holders close their pipes within milliseconds; after the drain this is all we wait.
   private static final long SETTLE_AFTER_KILL_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
 
-  private final EventLoop loop;
+  private final FdDriver driver;
   private final int pid;
   private final long startNanos;
   private final CappedBuffer stdout;
@@ -40,7 +41,7 @@ public final class Execution {
   private final Stream in = new Stream();
 
   /**
-   * One pipe of the child on the loop. Its handler can run before {@link EventLoop#register}
+   * One pipe of the child on the driver. Its handler can run before {@link EventLoop#register}
    * returns the token (a child that exits at once), so streams are told apart by this object, not
    * by their token.
    */
@@ -51,8 +52,8 @@ public final class Execution {
 
   private final TreeGuard guard;
 
-  private Execution(EventLoop loop, int pid, long cap, TreeGuard guard) {
-    this.loop = loop;
+  private Execution(FdDriver driver, int pid, long cap, TreeGuard guard) {
+    this.driver = driver;
     this.guard = guard;
     this.pid = pid;
     this.startNanos = System.nanoTime();
@@ -77,7 +78,8 @@ public final class Execution {
    * spawn fails the guard is closed before the failure is thrown.
    */
   public static Execution start(SpawnSpec spec, byte[] stdin, long outputCap, TreeGuard guard) {
-    EventLoop loop = EventLoop.shared();
+    // A platform thread waits for its child itself; a virtual one must not block in poll.
+    FdDriver driver = Thread.currentThread().isVirtual() ? FdDriver.loop() : new CallerPoll();
     Spawner.Spawned s;
     try {
       s = guard.spawn(spec);
@@ -86,7 +88,7 @@ public final class Execution {
       throw e;
     }
     guard.started(s.pid());
-    Execution e = new Execution(loop, s.pid(), outputCap, guard);
+    Execution e = new Execution(driver, s.pid(), outputCap, guard);
     Syscalls.setNonBlocking(s.stdoutFd());
     Syscalls.setNonBlocking(s.stderrFd());
     e.register(e.out, s.stdoutFd(), LibC.EPOLLIN(), e.reader(e.out, e.stdout));
@@ -99,7 +101,7 @@ public final class Execution {
         e.register(e.in, s.stdinFd(), LibC.EPOLLOUT(), e.writer(stdin));
       }
     }
-    loop.register(s.pidfd(), LibC.EPOLLIN(), e::onExit, true);
+    driver.register(s.pidfd(), LibC.EPOLLIN(), e::onExit, true);
     return e;
   }
 
@@ -109,7 +111,7 @@ public final class Execution {
   }
 
   private void register(Stream stream, int fd, int events, EventLoop.Handler handler) {
-    long token = loop.register(fd, events, handler);
+    long token = driver.register(fd, events, handler, false);
     lock.lock();
     try {
       stream.token = token;
@@ -120,9 +122,9 @@ public final class Execution {
 
   private EventLoop.Handler reader(Stream stream, CappedBuffer sink) {
     return (token, events) -> {
-      MemorySegment buf = loop.readBuffer();
+      MemorySegment buf = driver.buffer();
       for (int i = 0; i < READS_PER_EVENT; i++) {
-        long n = Syscalls.read(loop.fdOf(token), buf, buf.byteSize());
+        long n = Syscalls.read(driver.fdOf(token), buf, buf.byteSize());
         if (n > 0) {
           sink.append(buf, (int) n);
           continue;
@@ -139,11 +141,11 @@ public final class Execution {
   private EventLoop.Handler writer(byte[] data) {
     int[] offset = {0};
     return (token, events) -> {
-      MemorySegment buf = loop.readBuffer();
+      MemorySegment buf = driver.buffer();
       while (offset[0] < data.length) {
         int chunk = (int) Math.min(buf.byteSize(), data.length - offset[0]);
         MemorySegment.copy(data, offset[0], buf, ValueLayout.JAVA_BYTE, 0, chunk);
-        long n = Syscalls.write(loop.fdOf(token), buf, chunk);
+        long n = Syscalls.write(driver.fdOf(token), buf, chunk);
         if (n == -LibC.EAGAIN() || n == -LibC.EINTR()) {
           return;
         }
@@ -152,7 +154,7 @@ public final class Execution {
         }
         offset[0] += (int) n;
       }
-      loop.close(token);
+      driver.close(token);
       lock.lock();
       try {
         in.open = false;
@@ -163,17 +165,18 @@ public final class Execution {
   }
 
   private void onExit(long token, int events) {
-    int r = Syscalls.waitid(LibC.P_PIDFD(), loop.fdOf(token), Reaping.SIGINFO, LibC.WEXITED());
+    MemorySegment siginfo = driver.siginfo();
+    int r = Syscalls.waitid(LibC.P_PIDFD(), driver.fdOf(token), siginfo, LibC.WEXITED());
     ExitStatus status = null;
     String failure = null;
     if (r == 0) {
-      status = Reaping.status();
+      status = Reaping.status(siginfo);
     } else if (-r == LibC.EINTR() || -r == LibC.EAGAIN()) {
-      return; // level-triggered: the loop calls again
+      return; // level-triggered: the driver calls again
     } else {
       failure = "waitid(P_PIDFD) for pid " + pid + ": " + Syscalls.strerror(-r);
     }
-    loop.close(token);
+    driver.close(token);
     lock.lock();
     try {
       exit = status;
@@ -186,7 +189,7 @@ public final class Execution {
   }
 
   private void outputClosed(Stream stream, long token) {
-    loop.close(token);
+    driver.close(token);
     lock.lock();
     try {
       if (stream.open) {
@@ -281,16 +284,7 @@ public final class Execution {
   }
 
   private boolean awaitUntil(long deadlineNanos) throws InterruptedException {
-    if (deadlineNanos == Long.MAX_VALUE) {
-      changed.await();
-      return true;
-    }
-    long left = deadlineNanos - System.nanoTime();
-    if (left <= 0) {
-      return false;
-    }
-    changed.await(left, TimeUnit.NANOSECONDS);
-    return true;
+    return driver.await(changed, deadlineNanos);
   }
 
   private boolean exited() {
@@ -316,7 +310,7 @@ public final class Execution {
     try {
       for (Stream st : List.of(out, err, in)) {
         if (st.open && st.token >= 0) {
-          tokens.add(st.token); // the loop closed the others itself
+          tokens.add(st.token); // the driver closed the others itself
         }
         if (st.open && st != in) {
           openOutputs--;
@@ -327,7 +321,7 @@ public final class Execution {
     } finally {
       lock.unlock();
     }
-    tokens.forEach(loop::close);
+    tokens.forEach(driver::close);
   }
 
   /**

@@ -6,7 +6,7 @@ import java.lang.foreign.MemoryLayout.PathElement;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
-/** The siginfo that {@code waitid(P_PIDFD)} fills on the loop thread, and how to read it. */
+/** The siginfo that {@code waitid(P_PIDFD)} fills on the loop thread, and how to read one. */
 final class Reaping {
   private static final long SI_CODE_OFFSET = siginfo_t.si_code$offset();
   private static final long SI_STATUS_OFFSET =
@@ -24,8 +24,13 @@ final class Reaping {
 
   /** The exit status in {@link #SIGINFO} after a successful waitid. */
   static ExitStatus status() {
+    return status(SIGINFO);
+  }
+
+  /** The exit status in {@code siginfo} after a successful waitid. */
+  static ExitStatus status(MemorySegment siginfo) {
     return ExitStatus.fromSiginfo(
-        SIGINFO.get(ValueLayout.JAVA_INT, SI_CODE_OFFSET),
-        SIGINFO.get(ValueLayout.JAVA_INT, SI_STATUS_OFFSET));
+        siginfo.get(ValueLayout.JAVA_INT, SI_CODE_OFFSET),
+        siginfo.get(ValueLayout.JAVA_INT, SI_STATUS_OFFSET));
   }
 }
