@@ -20,9 +20,15 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+/**
+ * The rootless mechanisms (Landlock, seccomp), forced with {@code rootless(true)} so that a run as
+ * root tests the same path as a run without root.
+ */
+@Tag("confinement")
 class ConfinedRunnerTest {
   @TempDir Path root;
   @TempDir Path outside;
@@ -35,7 +41,10 @@ class ConfinedRunnerTest {
   }
 
   private ConfinedRunner runner() {
-    return ConfinedRunner.builder(root.toString()).writablePaths(writable.toString()).build();
+    return ConfinedRunner.builder(root.toString())
+        .writablePaths(writable.toString())
+        .rootless(true)
+        .build();
   }
 
   private ExecResult sh(String script) {
