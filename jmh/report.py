@@ -21,6 +21,9 @@ TARGET_VS_C = 0.85
 TARGET_SAMPLER_VS_PS = 20.0
 TARGET_CAPPED = 0.8
 TARGET_KILL_MS = 50.0
+# The confinement issue's target: a confined exec (write bounds + DENY_ALL) at least 0.9x the
+# throughput of a LocalRunner exec.
+TARGET_CONFINED = 0.9
 
 
 def load(path, default):
@@ -99,6 +102,15 @@ def main(folder):
          ratio(scores.get(("CapsBench.procSampler", "")), uncapped))
     caps_report(folder)
     caps_profile(folder)
+
+    print()
+    print("Confinement (each pair measured in the same run):")
+    local = scores.get(("ConfinedBench.local", ""))
+    show("confined /bin/true, DENY_ALL as the host allows / local",
+         ratio(scores.get(("ConfinedBench.confinedDenyAll", "")), local), TARGET_CONFINED)
+    show("confined /bin/true, DENY_ALL rootless (seccomp) / local",
+         ratio(scores.get(("ConfinedBench.confinedRootless", "")), local), TARGET_CONFINED)
+    print("  (as root DENY_ALL is a private network namespace, else seccomp: jmh.log names it per run)")
 
     threads = []
     path = os.path.join(folder, "threads.jsonl")
