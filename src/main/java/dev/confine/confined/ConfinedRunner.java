@@ -283,7 +283,8 @@ public final class ConfinedRunner implements Runner, EnforcementReporter {
           true,
           "private network namespace (only lo, up; loopback works inside); seccomp refuses"
               + " AF_PACKET sockets, io_uring and the x32 ABI; children lose CAP_SYS_ADMIN, so"
-              + " they cannot setns out");
+              + " they cannot setns out; unix sockets on the filesystem (host daemons') stay"
+              + " reachable");
     }
     String whyNoNamespace =
         rootless
@@ -293,7 +294,8 @@ public final class ConfinedRunner implements Runner, EnforcementReporter {
         "net deny_all",
         true,
         "seccomp: AF_INET, AF_INET6 and AF_PACKET sockets refused (EACCES, loopback too),"
-            + " io_uring (EPERM) and the x32 ABI; AF_UNIX works; no network namespace ("
+            + " io_uring (EPERM) and the x32 ABI; AF_UNIX works (host daemons' sockets stay"
+            + " reachable); no network namespace ("
             + whyNoNamespace
             + ")");
   }
