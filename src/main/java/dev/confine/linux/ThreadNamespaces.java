@@ -322,6 +322,11 @@ public final class ThreadNamespaces {
       if (engine.isPresent()) {
         return new Probe(engine, engine);
       }
+      // What the probe thread touches must not start a JVM thread from it (that thread would
+      // live in the probe's namespaces): the common Cleaner behind automatic arenas (Syscalls'
+      // per-thread errno state) is started here, on the caller, if nothing has started it yet.
+      Arena.ofAuto().allocate(1);
+      Syscalls.gettid();
       String[] causes = probeOnThrowawayThread();
       return new Probe(Optional.ofNullable(causes[0]), Optional.ofNullable(causes[1]));
     }

@@ -9,6 +9,7 @@ import dev.confine.linux.ConfinementThreads;
 import dev.confine.linux.Landlock;
 import dev.confine.linux.SeccompNetDeny;
 import dev.confine.linux.ThreadNamespaces;
+import dev.confine.testing.HostNamespaces;
 import dev.confine.testing.HostRequirements;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -87,6 +88,10 @@ class HostUnaffectedTest {
     }
     assertThat(ConfinementThreads.live()).isLessThanOrEqualTo(ConfinementThreads.MAX_LIVE);
     assertThat(confinementThreads()).isLessThanOrEqualTo(ConfinementThreads.MAX_LIVE);
+    // Every thread of the JVM but the confinement threads (and the namespace probe's, which may
+    // still be exiting) is in the host's namespaces.
+    assertThat(HostNamespaces.threadsOutside())
+        .allSatisfy(t -> assertThat(t).matches("confine-(confine|namespa) .*"));
 
     // The test thread.
     assertNetworkAndFilesWork();
