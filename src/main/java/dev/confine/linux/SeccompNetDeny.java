@@ -13,7 +13,9 @@ import java.util.Optional;
  * afterwards: {@code socket(AF_INET | AF_INET6 | AF_PACKET, ...)} fails with EACCES, {@code
  * io_uring_setup} with EPERM (io_uring could open sockets behind the filter's back), the x32 ABI
  * with EACCES, and a foreign architecture kills the process. AF_UNIX and everything else is
- * allowed. Installed without TSYNC: only the calling thread is filtered.
+ * allowed. Installed without TSYNC: only the calling thread is filtered. Inside a private network
+ * namespace a variant lets AF_INET and AF_INET6 through (they reach only the namespace's loopback)
+ * and refuses the rest as above.
  */
 public final class SeccompNetDeny {
   private SeccompNetDeny() {}
