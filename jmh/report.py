@@ -4,8 +4,9 @@
 Reads, from the folder given as the only argument: jmh.json (JMH's -rf json), threads.jsonl (one
 line per ConcurrentBench trial, written by dev.confine.bench.ThreadCounts), floor-before.json /
 floor-after.json (the C floor), caps.json (dev.confine.bench.CapsReport: memory overshoot and
-tree-kill latency) and caps-profile.json (dev.confine.bench.CapsProfile: where a capped exec's
-time goes). Missing pieces (a benchmark regex that skipped some) are shown as n/a.
+tree-kill latency), caps-profile.json (dev.confine.bench.CapsProfile: where a capped exec's
+time goes) and confined-profile.json (dev.confine.bench.ConfinedProfile: confined and local execs
+interleaved). Missing pieces (a benchmark regex that skipped some) are shown as n/a.
 """
 import json
 import os
@@ -21,6 +22,9 @@ TARGET_VS_C = 0.85
 TARGET_SAMPLER_VS_PS = 20.0
 TARGET_CAPPED = 0.8
 TARGET_KILL_MS = 50.0
+# The confinement issue's target: a confined exec (write bounds + DENY_ALL) at least 0.9x the
+# throughput of a LocalRunner exec.
+TARGET_CONFINED = 0.9
 
 
 def load(path, default):
@@ -99,6 +103,30 @@ def main(folder):
          ratio(scores.get(("CapsBench.procSampler", "")), uncapped))
     caps_report(folder)
     caps_profile(folder)
+
+    print()
+    print("Confinement (each pair measured in the same run):")
+    local = scores.get(("ConfinedBench.local", ""))
+    show("confined /bin/true, DENY_ALL as the host allows / local",
+         ratio(scores.get(("ConfinedBench.confinedDenyAll", "")), local), TARGET_CONFINED)
+    show("confined /bin/true, DENY_ALL rootless (seccomp) / local",
+         ratio(scores.get(("ConfinedBench.confinedRootless", "")), local), TARGET_CONFINED)
+    print("  (as root DENY_ALL is a private network namespace, else seccomp: jmh.log names it per run)")
+    prof = load(os.path.join(folder, "confined-profile.json"), None)
+    if prof:
+        e = prof["execs"]
+        print(f"  interleaved over {prof['iterations']} iterations (ConfinedProfile; DENY_ALL by {prof['mechanism']}),"
+              " mean / median us per exec:")
+        for name in ("local", "confinedDenyAll", "confinedRootless"):
+            print(f"    {name:<17} {e[name]['meanUs']:8.1f} {e[name]['medianUs']:8.1f}")
+        show("interleaved: confined DENY_ALL as the host allows / local",
+             ratio(e["local"]["meanUs"], e["confinedDenyAll"]["meanUs"]), TARGET_CONFINED)
+        show("interleaved: confined DENY_ALL rootless / local",
+             ratio(e["local"]["meanUs"], e["confinedRootless"]["meanUs"]), TARGET_CONFINED)
+        print("    (by the medians: "
+              + ", ".join(f"{ratio(e['local']['medianUs'], e[n]['medianUs']):.2f}x"
+                          for n in ("confinedDenyAll", "confinedRootless"))
+              + "; ratios of means are throughput ratios, medians resist load spikes)")
 
     threads = []
     path = os.path.join(folder, "threads.jsonl")

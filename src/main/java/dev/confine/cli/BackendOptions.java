@@ -1,12 +1,15 @@
 package dev.confine.cli;
 
+import dev.confine.SandboxException;
+import dev.confine.confined.ConfinedRunner;
 import dev.confine.local.CapsMechanism;
 import java.util.Locale;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.Option;
 
 /**
- * The options that choose how the backend enforces caps, shared by {@code exec} and {@code doctor}.
+ * The options that choose the backend and how it enforces caps and confinement, shared by {@code
+ * exec} and {@code doctor}.
  */
 final class BackendOptions {
   @Option(
@@ -30,8 +33,9 @@ final class BackendOptions {
       names = "--confined",
       description =
           "Confine CMD with Landlock (writes only beneath the root, the --write paths, /dev/null,"
-              + " /dev/tty, ptys and a private TMPDIR) and, with --net deny, a seccomp filter;"
-              + " rootless. Setuid programs lose their privileges inside.")
+              + " /dev/tty, ptys and a private TMPDIR) and, with --net deny, a private network"
+              + " namespace as root or a seccomp filter without. Setuid programs lose their"
+              + " privileges inside.")
   boolean confined;
 
   @Option(
@@ -39,6 +43,47 @@ final class BackendOptions {
       paramLabel = "PATH",
       description = "With --confined: another path CMD may write beneath (repeatable).")
   java.util.List<String> writable = new java.util.ArrayList<>();
+
+  @Option(
+      names = "--rootless",
+      description =
+          "With --confined: use only the rootless mechanisms (Landlock, seccomp) even as root; by"
+              + " default root gets --net deny as a private network namespace (only loopback).")
+  boolean rootless;
+
+  @Option(
+      names = "--read-only-host",
+      description =
+          "With --confined: every mount read-only for CMD except the root, the --write paths, the"
+              + " devices and TMPDIR (a private mount namespace; needs root).")
+  boolean readOnlyHost;
+
+  /**
+   * Rejects the confinement options without {@code --confined}, and the contradiction of {@code
+   * --rootless} with {@code --read-only-host}.
+   *
+   * @throws SandboxException VALIDATION naming the option
+   */
+  void validate() {
+    String needsConfined =
+        confined
+            ? null
+            : !writable.isEmpty()
+                ? "--write"
+                : rootless ? "--rootless" : readOnlyHost ? "--read-only-host" : null;
+    if (needsConfined != null) {
+      throw new SandboxException(
+          SandboxException.Kind.VALIDATION, "confine: " + needsConfined + " needs --confined");
+    }
+  }
+
+  /** The confined runner these options describe (with {@code --confined}). */
+  ConfinedRunner.Builder confinedBuilder(String root) {
+    return ConfinedRunner.builder(root)
+        .writablePaths(writable.toArray(String[]::new))
+        .rootless(rootless)
+        .readOnlyHost(readOnlyHost);
+  }
 
   /** Parses auto, cgroup-v1, cgroup-v2, sampler, none. */
   static final class CapsConverter implements ITypeConverter<CapsMechanism> {

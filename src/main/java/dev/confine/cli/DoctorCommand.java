@@ -1,5 +1,6 @@
 package dev.confine.cli;
 
+import dev.confine.SandboxException;
 import dev.confine.local.HostCapability;
 import dev.confine.local.LocalRunner;
 import java.io.PrintStream;
@@ -8,19 +9,24 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
 
 /**
  * {@code confine doctor}: what this host enforces, one row per policy dimension, with the mechanism
- * or the reason it does not.
+ * or the reason it does not; with {@code --confined} (and {@code --rootless}, {@code
+ * --read-only-host}), what the confined runner enforces.
  */
 @Command(
     name = "doctor",
     mixinStandardHelpOptions = true,
     version = Main.VERSION,
     description =
-        "Reports what the local backend enforces on this host: one row per policy dimension, with"
-            + " the mechanism, or the reason where it cannot.")
+        "Reports what the local backend (with --confined: the confined runner) enforces on this"
+            + " host: one row per policy dimension, with the mechanism, or the reason where it"
+            + " cannot.")
 final class DoctorCommand implements Callable<Integer> {
   private final PrintStream out;
 
@@ -33,11 +39,25 @@ final class DoctorCommand implements Callable<Integer> {
     this.out = out;
   }
 
+  @Spec private CommandSpec spec;
+
   @Override
   public Integer call() {
-    LocalRunner runner =
-        LocalRunner.builder(".").caps(backend.caps).cgroupParent(backend.cgroupParent).build();
-    List<HostCapability> rows = runner.capabilities();
+    List<HostCapability> rows;
+    try {
+      backend.validate();
+      rows =
+          backend.confined
+              ? backend.confinedBuilder(".").build().capabilities()
+              : LocalRunner.builder(".")
+                  .caps(backend.caps)
+                  .cgroupParent(backend.cgroupParent)
+                  .build()
+                  .capabilities();
+    } catch (SandboxException e) {
+      throw new ParameterException(
+          spec.commandLine(), e.getMessage().replaceFirst("^(confine|sandbox): ", ""));
+    }
     String text = json ? json(rows) : table(rows);
     out.write(
         text.getBytes(StandardCharsets.UTF_8), 0, text.getBytes(StandardCharsets.UTF_8).length);

@@ -1,7 +1,6 @@
 package dev.confine.cli;
 
 import dev.confine.Runner;
-import dev.confine.SandboxException;
 import dev.confine.confined.ConfinedRunner;
 import dev.confine.local.LocalRunner;
 import java.io.InputStream;
@@ -32,17 +31,13 @@ public final class Main {
 
         @Override
         public Runner create(String root, long maxOutputBytes, BackendOptions backend) {
+          backend.validate();
           if (backend.confined) {
-            ConfinedRunner.Builder c =
-                ConfinedRunner.builder(root).writablePaths(backend.writable.toArray(String[]::new));
+            ConfinedRunner.Builder c = backend.confinedBuilder(root);
             if (maxOutputBytes > 0) {
               c.maxOutputBytes(maxOutputBytes);
             }
             return c.build();
-          }
-          if (!backend.writable.isEmpty()) {
-            throw new SandboxException(
-                SandboxException.Kind.VALIDATION, "confine: --write needs --confined");
           }
           LocalRunner.Builder b =
               LocalRunner.builder(root).caps(backend.caps).cgroupParent(backend.cgroupParent);

@@ -4,7 +4,8 @@ import java.io.Serial;
 
 /**
  * A confinement could not be applied to, or used by, a confinement thread: which layer failed
- * (no_new_privs, landlock, seccomp) and, when a call failed, its errno.
+ * (no_new_privs, landlock, seccomp, netns, mountns, capabilities) and, when a call failed, its
+ * errno.
  */
 public final class ConfinementException extends RuntimeException {
   @Serial private static final long serialVersionUID = 1L;
@@ -25,7 +26,10 @@ public final class ConfinementException extends RuntimeException {
     this.errno = errno;
   }
 
-  /** The layer that failed: "no_new_privs", "landlock", "seccomp" or "thread". */
+  /**
+   * The layer that failed: "no_new_privs", "landlock", "seccomp", "netns", "mountns",
+   * "capabilities" or "thread".
+   */
   public String layer() {
     return layer;
   }

@@ -9,6 +9,7 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Condition;
@@ -16,10 +17,10 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The confinement threads: one dedicated platform daemon thread per distinct {@link Confinement},
- * created from an unconfined caller thread, that first confines ITSELF (no_new_privs, Landlock,
- * seccomp; all per thread and inherited by what the thread spawns) and then only runs spawn
- * requests handed over by callers. At most {@link #MAX_LIVE} live; the least recently used retires
- * when another is needed.
+ * created from an unconfined caller thread, that first confines ITSELF (as root, network and mount
+ * namespaces; then no_new_privs, Landlock, seccomp; all per thread and inherited by what the thread
+ * spawns) and then only runs spawn requests handed over by callers. At most {@link #MAX_LIVE} live;
+ * the least recently used retires when another is needed.
  *
  * <p>Hazard this class exists for: a thread created by a confined thread inherits its confinement.
  * So a confinement thread never starts threads and never touches lazily started pools or engine
@@ -43,23 +44,38 @@ public final class ConfinementThreads {
 
   private ConfinementThreads() {}
 
+  /** How a confinement isolates the network. */
+  public enum Network {
+    /** The host's network. */
+    HOST,
+    /** A seccomp filter refuses AF_INET, AF_INET6 and AF_PACKET sockets (rootless). */
+    SECCOMP,
+    /**
+     * A private network namespace with only loopback, up (root); a seccomp filter still refuses
+     * AF_PACKET sockets, io_uring and the x32 ABI.
+     */
+    NAMESPACE
+  }
+
   /**
    * A confinement: writes allowed only beneath {@code writable} (sorted, distinct absolute paths),
-   * and whether network sockets are denied.
+   * how the network is isolated, and whether every other mount is read-only in a private mount
+   * namespace (root).
    */
-  public record Confinement(List<String> writable, boolean denyNetwork) {
+  public record Confinement(List<String> writable, Network network, boolean readOnlyHost) {
     /** Sorts and de-duplicates the paths. */
     public Confinement {
       writable = List.copyOf(new TreeSet<>(writable));
+      Objects.requireNonNull(network, "network");
     }
   }
 
   /**
    * Starts, from the calling thread, every engine thread that would otherwise start lazily: the
-   * event loop, the cap watcher, the /proc caps sampler, the cgroup placement thread, and the
-   * common Cleaner behind automatic arenas. Must run on an unconfined thread before the first
-   * confinement thread exists, so none of them can ever be created by (and inherit the confinement
-   * of) a confinement thread. Idempotent.
+   * event loop, the cap watcher, the /proc caps sampler, the cgroup placement thread, the common
+   * Cleaner behind automatic arenas, and the namespace probe's throwaway thread. Must run on an
+   * unconfined thread before the first confinement thread exists, so none of them can ever be
+   * created by (and inherit the confinement of) a confinement thread. Idempotent.
    */
   public static void startEngineThreads() {
     if (engineStarted) {
@@ -79,6 +95,7 @@ public final class ConfinementThreads {
             List.of(CapWatch.class, PlacementThread.class, Landlock.class, SeccompNetDeny.class)) {
           Class.forName(c.getName(), true, c.getClassLoader());
         }
+        ThreadNamespaces.networkUnavailabilityCause(); // its probe starts a thread
       } catch (ClassNotFoundException e) {
         throw new IllegalStateException(e);
       }
@@ -334,8 +351,16 @@ public final class ConfinementThreads {
       }
     }
 
-    /** Confines the calling thread: no_new_privs, then Landlock, then (maybe) seccomp. */
+    /**
+     * Confines the calling thread: namespaces (as root), then no_new_privs, Landlock and seccomp.
+     * The namespaces come first: a Landlock domain forbids mounting, and bringing loopback up needs
+     * an AF_INET socket.
+     */
     private static void apply(Confinement c) {
+      boolean netns = c.network() == Network.NAMESPACE;
+      if (netns || c.readOnlyHost()) {
+        ThreadNamespaces.enter(netns, c.readOnlyHost(), c.writable());
+      }
       int r = Syscalls.prctl(LibC.PR_SET_NO_NEW_PRIVS(), 1L);
       if (r < 0) {
         throw new ConfinementException("no_new_privs", "prctl(PR_SET_NO_NEW_PRIVS)", -r);
@@ -345,8 +370,8 @@ public final class ConfinementThreads {
         paths.add(Path.of(p));
       }
       Landlock.restrictSelf(paths);
-      if (c.denyNetwork()) {
-        SeccompNetDeny.installOnThisThread();
+      if (c.network() != Network.HOST) {
+        SeccompNetDeny.installOnThisThread(c.network() == Network.SECCOMP);
       }
     }
   }

@@ -4,6 +4,8 @@ import dev.confine.linux.libc.LibC;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -11,7 +13,9 @@ import java.util.Optional;
  * afterwards: {@code socket(AF_INET | AF_INET6 | AF_PACKET, ...)} fails with EACCES, {@code
  * io_uring_setup} with EPERM (io_uring could open sockets behind the filter's back), the x32 ABI
  * with EACCES, and a foreign architecture kills the process. AF_UNIX and everything else is
- * allowed. Installed without TSYNC: only the calling thread is filtered.
+ * allowed. Installed without TSYNC: only the calling thread is filtered. Inside a private network
+ * namespace a variant lets AF_INET and AF_INET6 through (they reach only the namespace's loopback)
+ * and refuses the rest as above.
  */
 public final class SeccompNetDeny {
   private SeccompNetDeny() {}
@@ -60,37 +64,46 @@ public final class SeccompNetDeny {
   private static final int JSET = LibC.BPF_JMP() | LibC.BPF_JSET() | LibC.BPF_K();
   private static final int RET = LibC.BPF_RET() | LibC.BPF_K();
 
-  /** The program, as {code, jt, jf, k} rows; jumps are relative to the next instruction. */
-  static int[][] program() {
+  /**
+   * The program, as {code, jt, jf, k} rows; jumps are relative to the next instruction. With {@code
+   * denyInet} false (inside a private network namespace, where AF_INET reaches only the namespace's
+   * loopback) only AF_PACKET sockets are refused; io_uring and the x32 ABI are refused either way.
+   */
+  static int[][] program(boolean denyInet) {
     int allow = LibC.SECCOMP_RET_ALLOW();
     int eacces = LibC.SECCOMP_RET_ERRNO() | LibC.EACCES();
     int eperm = LibC.SECCOMP_RET_ERRNO() | LibC.EPERM();
-    return new int[][] {
-      /* 0 */ {LD_ABS, 0, 0, OFFSET_ARCH},
-      /* 1 */ {JEQ, 1, 0, LibC.AUDIT_ARCH_X86_64()},
-      /* 2 */ {RET, 0, 0, LibC.SECCOMP_RET_KILL_PROCESS()},
-      /* 3 */ {LD_ABS, 0, 0, OFFSET_NR},
-      /* 4 */ {JSET, 8, 0, X32_SYSCALL_BIT}, // -> 13
-      /* 5 */ {JEQ, 2, 0, SYS_SOCKET}, // -> 8
-      /* 6 */ {JEQ, 7, 0, LibC.SYS_io_uring_setup()}, // -> 14
-      /* 7 */ {RET, 0, 0, allow},
-      /* 8 */ {LD_ABS, 0, 0, OFFSET_ARG0_LOW},
-      /* 9 */ {JEQ, 3, 0, AF_INET}, // -> 13
-      /* 10 */ {JEQ, 2, 0, AF_INET6}, // -> 13
-      /* 11 */ {JEQ, 1, 0, AF_PACKET}, // -> 13
-      /* 12 */ {RET, 0, 0, allow},
-      /* 13 */ {RET, 0, 0, eacces},
-      /* 14 */ {RET, 0, 0, eperm},
-    };
+    int[] families = denyInet ? new int[] {AF_INET, AF_INET6, AF_PACKET} : new int[] {AF_PACKET};
+    int n = families.length;
+    int refuseAccess = 10 + n; // the row returning EACCES
+    int refusePerm = 11 + n; // the row returning EPERM
+    List<int[]> p = new ArrayList<>();
+    p.add(new int[] {LD_ABS, 0, 0, OFFSET_ARCH}); // 0
+    p.add(new int[] {JEQ, 1, 0, LibC.AUDIT_ARCH_X86_64()}); // 1
+    p.add(new int[] {RET, 0, 0, LibC.SECCOMP_RET_KILL_PROCESS()}); // 2
+    p.add(new int[] {LD_ABS, 0, 0, OFFSET_NR}); // 3
+    p.add(new int[] {JSET, refuseAccess - 5, 0, X32_SYSCALL_BIT}); // 4
+    p.add(new int[] {JEQ, 2, 0, SYS_SOCKET}); // 5 -> 8
+    p.add(new int[] {JEQ, refusePerm - 7, 0, LibC.SYS_io_uring_setup()}); // 6
+    p.add(new int[] {RET, 0, 0, allow}); // 7
+    p.add(new int[] {LD_ABS, 0, 0, OFFSET_ARG0_LOW}); // 8
+    for (int i = 0; i < n; i++) {
+      p.add(new int[] {JEQ, refuseAccess - (10 + i), 0, families[i]}); // 9 .. 8+n
+    }
+    p.add(new int[] {RET, 0, 0, allow}); // 9+n
+    p.add(new int[] {RET, 0, 0, eacces}); // 10+n
+    p.add(new int[] {RET, 0, 0, eperm}); // 11+n
+    return p.toArray(int[][]::new);
   }
 
   /**
    * Installs the filter on the calling thread. no_new_privs must already be set. Irreversible.
    *
+   * @param denyInet whether AF_INET and AF_INET6 sockets are refused too (see {@link #program})
    * @throws ConfinementException with the errno of the failed seccomp call
    */
-  static void installOnThisThread() {
-    int[][] prog = program();
+  static void installOnThisThread(boolean denyInet) {
+    int[][] prog = program(denyInet);
     try (Arena a = Arena.ofConfined()) {
       // struct sock_filter { u16 code; u8 jt; u8 jf; u32 k; }
       MemorySegment filter = a.allocate(8L * prog.length, 8);

@@ -64,12 +64,19 @@ final class Syscalls {
       bindVariadic("prctl", FunctionDescriptor.of(INT, INT, LONG, LONG, LONG, LONG), 1);
   static final MethodHandle OPEN =
       bindVariadic("open", FunctionDescriptor.of(INT, ADDR, INT, INT), 2);
-  private static final MethodHandle IOCTL_PTR =
-      bindVariadic("ioctl", FunctionDescriptor.of(INT, INT, LONG, ADDR), 2);
   private static final MethodHandle GRANTPT = bind("grantpt", FunctionDescriptor.of(INT, INT));
   private static final MethodHandle UNLOCKPT = bind("unlockpt", FunctionDescriptor.of(INT, INT));
   private static final MethodHandle POLL =
       bind("poll", FunctionDescriptor.of(INT, ADDR, LONG, INT));
+  private static final MethodHandle UNSHARE = bind("unshare", FunctionDescriptor.of(INT, INT));
+  private static final MethodHandle MOUNT =
+      bind("mount", FunctionDescriptor.of(INT, ADDR, ADDR, ADDR, LONG, ADDR));
+  private static final MethodHandle SOCKET =
+      bind("socket", FunctionDescriptor.of(INT, INT, INT, INT));
+  private static final MethodHandle IOCTL_PTR =
+      bindVariadic("ioctl", FunctionDescriptor.of(INT, INT, LONG, ADDR), 2);
+  private static final MethodHandle SYSCALL_INT_PTR_INT_PTR_LONG =
+      bindVariadic("syscall", FunctionDescriptor.of(LONG, LONG, INT, ADDR, INT, ADDR, LONG), 1);
   private static final MethodHandle GETTID =
       LINKER.downcallHandle(
           LINKER.defaultLookup().find("gettid").orElseThrow(), FunctionDescriptor.of(INT));
@@ -348,7 +355,70 @@ final class Syscalls {
     }
   }
 
-  /** ioctl(2) with a pointer argument: 0 (or the call's result) or -errno. */
+  /** unshare(2) of the calling thread: 0 or -errno. */
+  static int unshare(int flags) {
+    MemorySegment st = STATE.get();
+    try {
+      int r = (int) UNSHARE.invokeExact(st, flags);
+      return r < 0 ? -errno(st) : r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /**
+   * mount(2) with no data: 0 or -errno. {@code source} and {@code type} may be null (passed as
+   * NULL).
+   */
+  static int mount(String source, String target, String type, long flags) {
+    MemorySegment st = STATE.get();
+    try (Arena a = Arena.ofConfined()) {
+      MemorySegment src = source == null ? MemorySegment.NULL : a.allocateFrom(source);
+      MemorySegment fsType = type == null ? MemorySegment.NULL : a.allocateFrom(type);
+      int r =
+          (int)
+              MOUNT.invokeExact(st, src, a.allocateFrom(target), fsType, flags, MemorySegment.NULL);
+      return r < 0 ? -errno(st) : r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /** mount_setattr(2) of {@code path} relative to the working directory: 0 or -errno. */
+  static int mountSetattr(String path, int flags, MemorySegment attr) {
+    MemorySegment st = STATE.get();
+    try (Arena a = Arena.ofConfined()) {
+      long r =
+          (long)
+              SYSCALL_INT_PTR_INT_PTR_LONG.invokeExact(
+                  st,
+                  (long) SYS_MOUNT_SETATTR,
+                  AT_FDCWD,
+                  a.allocateFrom(path),
+                  flags,
+                  attr,
+                  attr.byteSize());
+      return r < 0 ? -errno(st) : (int) r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  private static final int SYS_MOUNT_SETATTR = 442; // x86-64, Linux 5.12; newer than the bindings
+  private static final int AT_FDCWD = -100;
+
+  /** socket(2): the fd or -errno. */
+  static int socket(int domain, int type, int protocol) {
+    MemorySegment st = STATE.get();
+    try {
+      int r = (int) SOCKET.invokeExact(st, domain, type, protocol);
+      return r < 0 ? -errno(st) : r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /** ioctl(2) with a pointer argument: the result or -errno. */
   static int ioctl(int fd, long request, MemorySegment arg) {
     MemorySegment st = STATE.get();
     try {

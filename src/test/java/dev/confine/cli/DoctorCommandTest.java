@@ -2,6 +2,9 @@ package dev.confine.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.confine.linux.Landlock;
+import dev.confine.linux.SeccompNetDeny;
+import dev.confine.testing.HostRequirements;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -58,5 +61,34 @@ class DoctorCommandTest {
     Run r = run("doctor", "--caps", "magic");
     assertThat(r.status()).isEqualTo(2);
     assertThat(r.err()).contains("unknown caps mechanism \"magic\"");
+  }
+
+  @Test
+  void confinedReportsTheConfinedRunnersRows() {
+    HostRequirements.require(
+        Landlock.abi() > 0, Landlock.unavailabilityCause().orElse("no Landlock"));
+    Run r = run("doctor", "--confined", "--rootless");
+    assertThat(r.status()).as(r.err()).isZero();
+    assertThat(r.out().lines())
+        .anyMatch(l -> l.matches("filesystem bounds +yes +Landlock ABI \\d+: .+"))
+        .anyMatch(l -> l.matches("net deny_all +(yes|no) +.+"))
+        .anyMatch(l -> l.matches("read-only host +no +.*rootless forced.*"))
+        .anyMatch(l -> l.matches("no_new_privs +yes +.*setuid.*"))
+        .anyMatch(l -> l.matches("signal scoping +(yes|no) +.+"));
+    if (SeccompNetDeny.isAvailable()) {
+      assertThat(r.out()).containsPattern("net deny_all +yes +seccomp:");
+    }
+    Run json = run("doctor", "--confined", "--json");
+    assertThat(json.out()).contains("{\"dimension\":\"read-only host\",\"enforced\":false");
+  }
+
+  @Test
+  void confinementFlagsNeedConfinedAndRootlessExcludesAReadOnlyHost() {
+    Run r = run("doctor", "--rootless");
+    assertThat(r.status()).isEqualTo(2);
+    assertThat(r.err()).contains("confine: --rootless needs --confined");
+    Run both = run("doctor", "--confined", "--rootless", "--read-only-host");
+    assertThat(both.status()).isEqualTo(2);
+    assertThat(both.err()).contains("confine: a read-only host needs a private mount namespace");
   }
 }

@@ -11,6 +11,8 @@ import dev.confine.FakeRunner;
 import dev.confine.ResourceLimits;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
+import dev.confine.linux.ThreadNamespaces;
+import dev.confine.testing.HostRequirements;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -23,6 +25,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -379,6 +382,7 @@ class ExecCommandTest {
             new byte[0],
             "exec",
             "--confined",
+            "--rootless",
             "--net",
             "deny",
             "--",
@@ -395,6 +399,91 @@ class ExecCommandTest {
     Run write = run(Main.BACKEND, new byte[0], "exec", "--write", "/tmp", "--", "true");
     assertThat(write.status()).isEqualTo(125);
     assertThat(write.err()).contains("--write needs --confined");
+    for (String flag : List.of("--rootless", "--read-only-host")) {
+      Run r = run(Main.BACKEND, new byte[0], "exec", flag, "--", "true");
+      assertThat(r.status()).isEqualTo(125);
+      assertThat(r.err()).contains(flag + " needs --confined");
+    }
+    Run both =
+        run(
+            Main.BACKEND,
+            new byte[0],
+            "exec",
+            "--confined",
+            "--rootless",
+            "--read-only-host",
+            "--",
+            "true");
+    assertThat(both.status()).isEqualTo(125);
+    assertThat(both.err()).contains("read-only host needs a private mount namespace");
+  }
+
+  @Test
+  @Tag("root")
+  void asRootNetDenyIsAPrivateNetworkNamespaceAndTheHostCanBeReadOnly(@TempDir Path tmp)
+      throws IOException {
+    HostRequirements.requireRoot();
+    HostRequirements.require(
+        ThreadNamespaces.networkUnavailabilityCause().isEmpty()
+            && ThreadNamespaces.mountUnavailabilityCause().isEmpty(),
+        ThreadNamespaces.mountUnavailabilityCause()
+            .or(ThreadNamespaces::networkUnavailabilityCause)
+            .orElse(""));
+    Run net =
+        run(
+            Main.BACKEND,
+            new byte[0],
+            "exec",
+            "--root",
+            tmp.toString(),
+            "--confined",
+            "--net",
+            "deny",
+            "--",
+            "sh",
+            "-c",
+            "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '");
+    assertThat(net.outText()).isEqualTo("lo\n");
+    Run rootless =
+        run(
+            Main.BACKEND,
+            new byte[0],
+            "exec",
+            "--root",
+            tmp.toString(),
+            "--confined",
+            "--rootless",
+            "--net",
+            "deny",
+            "--",
+            "sh",
+            "-c",
+            "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '");
+    assertThat(rootless.outText().lines().toList())
+        .isEqualTo(
+            Files.readString(Path.of("/proc/thread-self/net/dev"))
+                .lines()
+                .skip(2)
+                .map(l -> l.substring(0, l.indexOf(':')).strip())
+                .toList());
+
+    Path outside = Files.writeString(Files.createDirectories(tmp.resolve("out")).resolve("f"), "");
+    Run readOnly =
+        run(
+            Main.BACKEND,
+            new byte[0],
+            "exec",
+            "--root",
+            Files.createDirectories(tmp.resolve("root")).toString(),
+            "--confined",
+            "--read-only-host",
+            "--",
+            "sh",
+            "-c",
+            "touch in && chmod 600 " + outside);
+    assertThat(readOnly.status()).isEqualTo(1);
+    assertThat(readOnly.err()).contains("Read-only file system");
+    assertThat(tmp.resolve("root/in")).exists();
   }
 
   @Test

@@ -18,11 +18,21 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+/**
+ * The rootless mechanisms (Landlock, seccomp), forced with {@code rootless(true)} so that a run as
+ * root tests the same path as a run without root.
+ */
+@Tag("confinement")
 class ConfinedRunnerTest {
   @TempDir Path root;
   @TempDir Path outside;
@@ -35,7 +45,10 @@ class ConfinedRunnerTest {
   }
 
   private ConfinedRunner runner() {
-    return ConfinedRunner.builder(root.toString()).writablePaths(writable.toString()).build();
+    return ConfinedRunner.builder(root.toString())
+        .writablePaths(writable.toString())
+        .rootless(true)
+        .build();
   }
 
   private ExecResult sh(String script) {
@@ -163,15 +176,48 @@ class ConfinedRunnerTest {
   }
 
   @Test
-  void readsStayOpenAndTheScratchTmpdirIsPrivateAndRemoved() throws IOException {
+  void readsStayOpenAndTheScratchTmpdirIsPrivateAndEmptiedAfterEachExec() throws IOException {
     Path readable = Files.writeString(outside.resolve("readable"), "visible\n");
-    ExecResult r = sh("cat " + readable + " && echo t > \"$TMPDIR/t\" && echo \"$TMPDIR\"");
-    assertThat(r.exitCode()).isZero();
-    assertThat(r.stdoutText()).startsWith("visible");
+    ConfinedRunner runner = runner();
+    String script =
+        "cat "
+            + readable
+            + " && ls -A \"$TMPDIR\" && mkdir \"$TMPDIR/d\" && echo t > \"$TMPDIR/d/t\""
+            + " && echo \"$TMPDIR\"";
+    ExecResult r = runner.exec("sh", List.of("-c", script), timeout());
+    assertThat(r.exitCode()).as(r.stderrText()).isZero();
+    assertThat(r.stdoutText()).startsWith("visible\n");
     Path tmp = Path.of(r.stdoutText().lines().toList().get(1));
     assertThat(tmp.toString()).contains("confine-scratch-");
-    assertThat(tmp).doesNotExist(); // removed after the exec
+    assertThat(tmp).isEmptyDirectory(); // emptied after the exec
+    // The next exec of the runner gets the same directory, empty ("ls -A" prints nothing).
+    ExecResult again = runner.exec("sh", List.of("-c", script), timeout());
+    assertThat(again.stdoutText()).isEqualTo(r.stdoutText());
+    assertThat(tmp).isEmptyDirectory();
     assertThat(sh("echo x > /dev/null").exitCode()).isZero();
+  }
+
+  @Test
+  void concurrentExecsHaveDistinctTmpdirs() throws Exception {
+    ConfinedRunner runner = runner();
+    // Each writes its TMPDIR into a file in the root and waits until all four have (the exec's
+    // timeout ends a wait that never ends).
+    String script =
+        "echo \"$TMPDIR\" > \"$(mktemp -p .)\";"
+            + " while [ $(ls | wc -l) -lt 4 ]; do sleep 0.01; done; echo \"$TMPDIR\"";
+    List<String> dirs = new ArrayList<>();
+    try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
+      List<Future<ExecResult>> running = new ArrayList<>();
+      for (int i = 0; i < 4; i++) {
+        running.add(threads.submit(() -> runner.exec("sh", List.of("-c", script), timeout())));
+      }
+      for (Future<ExecResult> f : running) {
+        ExecResult r = f.get();
+        assertThat(r.exitCode()).as(r.stderrText()).isZero();
+        dirs.add(r.stdoutText().strip());
+      }
+    }
+    assertThat(dirs).doesNotHaveDuplicates().hasSize(4);
   }
 
   @Test

@@ -8,6 +8,8 @@ import dev.confine.NetPolicy;
 import dev.confine.linux.ConfinementThreads;
 import dev.confine.linux.Landlock;
 import dev.confine.linux.SeccompNetDeny;
+import dev.confine.linux.ThreadNamespaces;
+import dev.confine.testing.HostNamespaces;
 import dev.confine.testing.HostRequirements;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -24,13 +26,18 @@ import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The confinement is per thread: after thousands of confined spawns, from the test thread and from
- * common-pool threads, the JVM's own threads can still open TCP sockets and write anywhere.
+ * common-pool threads, the JVM's own threads can still open TCP sockets and write anywhere, and
+ * stay in the host's network and mount namespaces with the working directory they had. As root the
+ * spawns mix the namespace path (the default), the forced rootless path and, where a mount
+ * namespace can be made, a read-only host; without root all of them are rootless.
  */
+@Tag("confinement")
 class HostUnaffectedTest {
   @TempDir Path dir;
 
@@ -47,20 +54,28 @@ class HostUnaffectedTest {
         SeccompNetDeny.isAvailable(), SeccompNetDeny.unavailabilityCause().orElse(""));
     Path a = Files.createDirectories(dir.resolve("a"));
     Path b = Files.createDirectories(dir.resolve("b"));
-    ConfinedRunner ra = ConfinedRunner.builder(a.toString()).build();
-    ConfinedRunner rb = ConfinedRunner.builder(b.toString()).writablePaths(a.toString()).build();
+    List<ConfinedRunner> runners = new ArrayList<>();
+    runners.add(ConfinedRunner.builder(a.toString()).build());
+    runners.add(ConfinedRunner.builder(b.toString()).writablePaths(a.toString()).build());
+    runners.add(ConfinedRunner.builder(b.toString()).rootless(true).build());
+    if (ThreadNamespaces.mountUnavailabilityCause().isEmpty()) {
+      runners.add(ConfinedRunner.builder(a.toString()).readOnlyHost(true).build());
+    }
+    int kinds = runners.size();
+    String cwd = Path.of("/proc/thread-self/cwd").toRealPath().toString();
 
-    // 2,000 spawns over four confinements: first from the test thread alone (so confinement
-    // threads exist before this test touches the common pool), then from common-pool workers too.
+    // 2,000 spawns over up to eight confinements: first from the test thread alone (so
+    // confinement threads exist before this test touches the common pool), then from common-pool
+    // workers too.
     for (int i = 0; i < 200; i++) {
-      ExecResult res = (i % 2 == 0 ? ra : rb).exec("true", List.of(), i % 3 == 0 ? DEFAULT : DENY);
+      ExecResult res = runners.get(i % kinds).exec("true", List.of(), i % 3 == 0 ? DEFAULT : DENY);
       assertThat(res.exitCode()).isZero();
     }
     IntStream.range(0, 1800)
         .parallel()
         .forEach(
             i -> {
-              ConfinedRunner r = i % 2 == 0 ? ra : rb;
+              ConfinedRunner r = runners.get(i % kinds);
               ExecResult res = r.exec("true", List.of(), i % 3 == 0 ? DEFAULT : DENY);
               assertThat(res.exitCode()).isZero();
             });
@@ -73,9 +88,14 @@ class HostUnaffectedTest {
     }
     assertThat(ConfinementThreads.live()).isLessThanOrEqualTo(ConfinementThreads.MAX_LIVE);
     assertThat(confinementThreads()).isLessThanOrEqualTo(ConfinementThreads.MAX_LIVE);
+    // Every thread of the JVM but the confinement threads (and the namespace probe's, which may
+    // still be exiting) is in the host's namespaces.
+    assertThat(HostNamespaces.threadsOutside())
+        .allSatisfy(t -> assertThat(t).matches("confine-(confine|namespa) .*"));
 
     // The test thread.
     assertNetworkAndFilesWork();
+    assertThat(Path.of("/proc/thread-self/cwd").toRealPath().toString()).isEqualTo(cwd);
     // Every common-pool worker: one task per worker, held at a barrier until all are running.
     int n = ForkJoinPool.commonPool().getParallelism();
     CyclicBarrier barrier = new CyclicBarrier(n);
@@ -123,18 +143,27 @@ class HostUnaffectedTest {
   }
 
   private static void assertNetworkAndFilesWork() throws IOException {
+    // /proc/self is the thread-group leader, which never confines itself; /proc/thread-self is
+    // the calling thread.
+    for (String ns : List.of("net", "mnt")) {
+      assertThat(Files.readSymbolicLink(Path.of("/proc/thread-self/ns/" + ns)))
+          .as(ns + " namespace of " + Thread.currentThread())
+          .isEqualTo(Files.readSymbolicLink(Path.of("/proc/self/ns/" + ns)));
+    }
     try (ServerSocket server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
         Socket client = new Socket(InetAddress.getLoopbackAddress(), server.getLocalPort());
         Socket accepted = server.accept()) {
       client.getOutputStream().write(42);
       assertThat(accepted.getInputStream().read()).isEqualTo(42);
     }
-    Path f = Files.createTempFile(Path.of("/tmp"), "confine-host-", ".txt");
-    try {
-      Files.writeString(f, "host");
-      assertThat(f).hasContent("host");
-    } finally {
-      Files.delete(f);
+    for (String dir : List.of("/tmp", "/var/tmp")) {
+      Path f = Files.createTempFile(Path.of(dir), "confine-host-", ".txt");
+      try {
+        Files.writeString(f, "host");
+        assertThat(f).hasContent("host");
+      } finally {
+        Files.delete(f);
+      }
     }
   }
 }

@@ -1,0 +1,104 @@
+package dev.confine.bench;
+
+import dev.confine.ExecOptions;
+import dev.confine.ExecResult;
+import dev.confine.NetPolicy;
+import dev.confine.Runner;
+import dev.confine.confined.ConfinedRunner;
+import dev.confine.local.LocalRunner;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The same three execs as {@link ConfinedBench}, interleaved in one loop so that the machine's load
+ * hits them alike: per iteration {@code /bin/true} through {@link LocalRunner}, through {@link
+ * ConfinedRunner} with {@code DENY_ALL} as the host allows (a network namespace as root), and
+ * forced rootless, in an order that rotates every iteration. Reports the mean and median wall time
+ * per exec of each, and the ratios of the means (throughput confined / local).
+ *
+ * <p>Usage: {@code ConfinedProfile [--iterations N] [--out confined-profile.json]}.
+ */
+public final class ConfinedProfile {
+  private static final int WARMUP = 100;
+  private static final List<String> NAMES = List.of("local", "confinedDenyAll", "confinedRootless");
+
+  private ConfinedProfile() {}
+
+  public static void main(String[] args) throws Exception {
+    int iterations = 1000;
+    Path out = Path.of("target/bench/confined-profile.json");
+    for (int i = 0; i < args.length; i++) {
+      switch (args[i]) {
+        case "--iterations" -> iterations = Integer.parseInt(args[++i]);
+        case "--out" -> out = Path.of(args[++i]);
+        default -> throw new IllegalArgumentException("unknown argument " + args[i]);
+      }
+    }
+    Path root = Files.createTempDirectory("confine-profile");
+    Path writable = Files.createTempDirectory("confine-profile-writable");
+    ExecOptions denyAll = ExecOptions.builder().net(NetPolicy.denyAll()).build();
+    Runner[] runners = {
+      LocalRunner.create(root.toString()),
+      ConfinedRunner.builder(root.toString()).writablePaths(writable.toString()).build(),
+      ConfinedRunner.builder(root.toString())
+          .writablePaths(writable.toString())
+          .rootless(true)
+          .build()
+    };
+    ExecOptions[] options = {null, denyAll, denyAll};
+    long[][] nanos = new long[runners.length][iterations];
+    for (int i = -WARMUP; i < iterations; i++) {
+      for (int j = 0; j < runners.length; j++) {
+        int k = Math.floorMod(i + j, runners.length);
+        long t0 = System.nanoTime();
+        ExecResult r = runners[k].exec("/bin/true", List.of(), options[k]);
+        long t = System.nanoTime() - t0;
+        Checks.exitedZero(r.exitCode());
+        if (i >= 0) {
+          nanos[k][i] = t;
+        }
+      }
+    }
+    Files.delete(writable);
+    Files.delete(root);
+
+    double[] means = new double[runners.length];
+    StringBuilder json = new StringBuilder("{\"iterations\":").append(iterations);
+    json.append(",\"mechanism\":\"")
+        .append(
+            ((ConfinedRunner) runners[1])
+                .capabilities().stream()
+                    .filter(c -> c.dimension().equals("net deny_all"))
+                    .map(
+                        c ->
+                            c.detail().startsWith("private network namespace")
+                                ? "netns"
+                                : "seccomp")
+                    .findFirst()
+                    .orElse("?"))
+        .append("\",\"execs\":{");
+    for (int k = 0; k < runners.length; k++) {
+      long[] n = nanos[k];
+      means[k] = Arrays.stream(n).average().orElse(Double.NaN) / 1000.0;
+      long[] sorted = n.clone();
+      Arrays.sort(sorted);
+      double median = sorted[sorted.length / 2] / 1000.0;
+      json.append(k == 0 ? "" : ",")
+          .append(
+              String.format(
+                  Locale.ROOT,
+                  "\"%s\":{\"meanUs\":%.1f,\"medianUs\":%.1f}",
+                  NAMES.get(k),
+                  means[k],
+                  median));
+      System.out.printf(
+          Locale.ROOT, "%-17s mean %8.1f us, median %8.1f us%n", NAMES.get(k), means[k], median);
+    }
+    json.append("}}");
+    Files.writeString(out, json + "\n", StandardCharsets.UTF_8);
+  }
+}

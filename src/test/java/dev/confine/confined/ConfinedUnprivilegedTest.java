@@ -1,0 +1,92 @@
+package dev.confine.confined;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.confine.ExecOptions;
+import dev.confine.ExecResult;
+import dev.confine.NetPolicy;
+import dev.confine.SandboxException;
+import dev.confine.SandboxException.Kind;
+import dev.confine.linux.ConfinementThreads.Network;
+import dev.confine.linux.Landlock;
+import dev.confine.linux.SeccompNetDeny;
+import dev.confine.linux.ThreadNamespaces;
+import dev.confine.local.HostCapability;
+import dev.confine.testing.HostRequirements;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Without root: no namespaces, the reasons reported, {@code DENY_ALL} by seccomp and a read-only
+ * host NOT_AVAILABLE. CI runs it as an unprivileged user; the run as root excludes it.
+ */
+@Tag("confinement")
+@Tag("unprivileged")
+class ConfinedUnprivilegedTest {
+  @TempDir Path root;
+
+  @BeforeEach
+  void needsNoRoot() {
+    HostRequirements.require(!HostRequirements.isRoot(), "must run without root");
+    HostRequirements.require(
+        Landlock.abi() > 0, Landlock.unavailabilityCause().orElse("no Landlock"));
+    HostRequirements.require(
+        SeccompNetDeny.isAvailable(), SeccompNetDeny.unavailabilityCause().orElse(""));
+  }
+
+  @Test
+  void theNamespaceProbeSaysRootIsNeeded() {
+    assertThat(ThreadNamespaces.networkUnavailabilityCause())
+        .hasValueSatisfying(
+            why -> assertThat(why).contains("needs root").contains("Operation not permitted"));
+    assertThat(ThreadNamespaces.mountUnavailabilityCause())
+        .hasValueSatisfying(why -> assertThat(why).contains("needs root"));
+  }
+
+  @Test
+  void denyAllFallsBackToSeccompAndSaysWhy() {
+    ConfinedRunner runner = ConfinedRunner.builder(root.toString()).build();
+    assertThat(runner.denyAllNetwork()).isEqualTo(Network.SECCOMP);
+    HostRequirements.require(ConfinedRunnerTest.onPath("python3"), "python3 is not installed");
+    ExecResult r =
+        runner.exec(
+            "python3",
+            List.of("-c", "import socket; socket.socket(socket.AF_INET)"),
+            ExecOptions.builder().timeout(Duration.ofSeconds(30)).net(NetPolicy.denyAll()).build());
+    assertThat(r.exitCode()).isNotZero();
+    assertThat(r.stderrText()).contains("PermissionError");
+    assertThat(runner.capabilities())
+        .filteredOn(c -> c.dimension().equals("net deny_all"))
+        .singleElement()
+        .satisfies(
+            c -> {
+              assertThat(c.enforced()).isTrue();
+              assertThat(c.detail()).startsWith("seccomp:").contains("needs root");
+            });
+  }
+
+  @Test
+  void aReadOnlyHostIsNotAvailableWithTheReason() {
+    ConfinedRunner runner = ConfinedRunner.builder(root.toString()).readOnlyHost(true).build();
+    assertThatThrownBy(() -> runner.exec("true", List.of(), ExecOptions.defaults()))
+        .isInstanceOfSatisfying(
+            SandboxException.class, e -> assertThat(e.kind()).isEqualTo(Kind.NOT_AVAILABLE))
+        .hasMessageContaining("read-only host needs a private mount namespace")
+        .hasMessageContaining("needs root");
+    List<HostCapability> rows = runner.capabilities();
+    assertThat(rows)
+        .filteredOn(c -> c.dimension().equals("read-only host"))
+        .singleElement()
+        .satisfies(
+            c -> {
+              assertThat(c.enforced()).isFalse();
+              assertThat(c.detail()).contains("needs root");
+            });
+  }
+}
