@@ -19,11 +19,18 @@ import dev.confine.linux.ConfinementThreads.Network;
 import dev.confine.linux.Landlock;
 import dev.confine.linux.NativeAccess;
 import dev.confine.linux.SeccompNetDeny;
+import dev.confine.linux.SpawnSpec;
 import dev.confine.linux.ThreadNamespaces;
 import dev.confine.linux.TreeGuard;
+import dev.confine.local.EngineSession;
 import dev.confine.local.ExecOutcomes;
 import dev.confine.local.HostCapability;
 import dev.confine.local.LocalRunner;
+import dev.confine.session.ProcessInfo;
+import dev.confine.session.ProcessManager;
+import dev.confine.session.ProcessRegistry;
+import dev.confine.session.ProcessSession;
+import dev.confine.session.ProcessSpec;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.DirectoryIteratorException;
@@ -75,11 +82,14 @@ import java.util.stream.Stream;
  * #exec}). A host without Landlock runs nothing (NOT_AVAILABLE, with the reason). {@link
  * #capabilities()} says which mechanism holds on this host and why the others do not.
  *
+ * <p>It manages sessions ({@link ProcessManager}) under the same confinement as its execs; a
+ * session's private TMPDIR lives until the session is closed.
+ *
  * <p>The confinement is applied to dedicated confinement threads (one per distinct confinement, at
  * most {@value ConfinementThreads#MAX_LIVE}), which only spawn: the rest of the JVM is unaffected.
  * Thread-safe.
  */
-public final class ConfinedRunner implements Runner, EnforcementReporter {
+public final class ConfinedRunner implements Runner, EnforcementReporter, ProcessManager {
   private static final List<String> DEVICES = List.of("/dev/null", "/dev/tty", "/dev/pts");
 
   private final Path root;
@@ -93,6 +103,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter {
   private final Enforcement enforcement;
   private final AtomicLong execs = new AtomicLong();
   private final ConcurrentLinkedDeque<Path> idleScratch = new ConcurrentLinkedDeque<>();
+  private final ProcessRegistry sessions = new ProcessRegistry(this::startSession);
 
   private ConfinedRunner(
       Path root,
@@ -346,7 +357,80 @@ public final class ConfinedRunner implements Runner, EnforcementReporter {
         opts.hasTimeout()
             ? ExecOutcomes.saturatedDeadline(System.nanoTime(), opts.timeout())
             : Long.MAX_VALUE;
+    Confinement confinement = confinement(checkPolicy(opts));
+    Path workDir = ExecOutcomes.workDir(root, cmd, opts);
+    Path tmp = takeScratch(cmd);
+    try {
+      TreeGuard guard = spec -> ConfinementThreads.spawn(confinement, spec);
+      try {
+        return ExecOutcomes.run(
+            request, workDir, environment(opts, tmp), outputCap(opts), guard, deadline);
+      } catch (ConfinementException e) {
+        throw notApplied(cmd, e);
+      }
+    } finally {
+      giveBackScratch(tmp);
+    }
+  }
 
+  /**
+   * Starts a session under the same confinement and checks as {@link #exec}; its private TMPDIR
+   * lives until the session is closed.
+   */
+  @Override
+  public ProcessSession start(ProcessSpec spec) {
+    return sessions.start(spec);
+  }
+
+  @Override
+  public List<ProcessInfo> list() {
+    return sessions.list();
+  }
+
+  @Override
+  public void terminate(String id) {
+    sessions.terminate(id);
+  }
+
+  private ProcessSession startSession(ProcessSpec spec) {
+    List<String> argv = spec.argv();
+    ExecRequest request =
+        new ExecRequest(argv.get(0), argv.subList(1, argv.size()), spec.options(), spec.tty());
+    ExecOptions opts = request.options();
+    String cmd = request.command();
+    Confinement confinement = confinement(checkPolicy(opts));
+    Path workDir = ExecOutcomes.workDir(root, cmd, opts);
+    Path tmp = takeScratch(cmd);
+    try {
+      SpawnSpec spawn =
+          new SpawnSpec(
+              ExecOutcomes.executable(cmd, workDir),
+              argv,
+              environment(opts, tmp),
+              workDir.toString(),
+              true);
+      return EngineSession.start(
+          spec.id(),
+          cmd,
+          spawn,
+          spec.tty(),
+          spec.rows(),
+          spec.cols(),
+          s -> ConfinementThreads.spawn(confinement, s),
+          opts.timeout(),
+          outputCap(opts),
+          () -> giveBackScratch(tmp));
+    } catch (ConfinementException e) {
+      giveBackScratch(tmp);
+      throw notApplied(cmd, e);
+    } catch (RuntimeException e) {
+      giveBackScratch(tmp);
+      throw e;
+    }
+  }
+
+  /** Refuses what this host cannot enforce; the network the children get. */
+  private Network checkPolicy(ExecOptions opts) {
     NativeAccess.unavailabilityCause()
         .ifPresent(
             why -> {
@@ -386,30 +470,27 @@ public final class ConfinedRunner implements Runner, EnforcementReporter {
               + " the placement thread is to move the confinement thread instead)");
     }
     ExecPolicy.validate(opts, enforcement);
+    return network;
+  }
 
-    Path workDir = ExecOutcomes.workDir(root, cmd, opts);
-    Path tmp = takeScratch(cmd);
-    try {
-      List<String> env = new ArrayList<>(opts.env().apply(hostEntries()));
-      env.removeIf(e -> e.startsWith("TMPDIR="));
-      env.add("TMPDIR=" + tmp);
-      long cap =
-          opts.resources().maxOutputBytes() > 0
-              ? opts.resources().maxOutputBytes()
-              : defaultMaxOutputBytes;
-      Confinement confinement = confinement(network);
-      TreeGuard guard = spec -> ConfinementThreads.spawn(confinement, spec);
-      try {
-        return ExecOutcomes.run(request, workDir, env, cap, guard, deadline);
-      } catch (ConfinementException e) {
-        throw new SandboxException(
-            Kind.NOT_AVAILABLE,
-            "sandbox: exec " + cmd + ": the confinement could not be applied: " + e.getMessage(),
-            e);
-      }
-    } finally {
-      giveBackScratch(tmp);
-    }
+  private List<String> environment(ExecOptions opts, Path tmp) {
+    List<String> env = new ArrayList<>(opts.env().apply(hostEntries()));
+    env.removeIf(e -> e.startsWith("TMPDIR="));
+    env.add("TMPDIR=" + tmp);
+    return env;
+  }
+
+  private long outputCap(ExecOptions opts) {
+    return opts.resources().maxOutputBytes() > 0
+        ? opts.resources().maxOutputBytes()
+        : defaultMaxOutputBytes;
+  }
+
+  private static SandboxException notApplied(String cmd, ConfinementException e) {
+    return new SandboxException(
+        Kind.NOT_AVAILABLE,
+        "sandbox: exec " + cmd + ": the confinement could not be applied: " + e.getMessage(),
+        e);
   }
 
   /**

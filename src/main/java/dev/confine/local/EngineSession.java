@@ -42,13 +42,16 @@ public final class EngineSession
   private final String command;
   private final Duration timeout;
   private final OutputLog log;
+  private final Runnable onClose;
   private final AtomicBoolean closed = new AtomicBoolean();
   private volatile boolean terminated;
   private volatile ProcessExit exit;
   private SessionProcess process;
 
-  private EngineSession(String id, String command, Duration timeout, long maxLogBytes) {
+  private EngineSession(
+      String id, String command, Duration timeout, long maxLogBytes, Runnable onClose) {
     this.id = id;
+    this.onClose = onClose;
     this.command = command;
     this.timeout = timeout;
     this.log = new OutputLog(maxLogBytes);
@@ -58,6 +61,7 @@ public final class EngineSession
    * Starts {@code spec} as session {@code id}.
    *
    * @param maxLogBytes the bound of the output log
+   * @param onClose runs once the session is closed and its tree is gone (not when the start fails)
    * @throws SandboxException classified as an exec's spawn failure
    */
   public static EngineSession start(
@@ -69,8 +73,9 @@ public final class EngineSession
       int cols,
       TreeGuard guard,
       Duration timeout,
-      long maxLogBytes) {
-    EngineSession session = new EngineSession(id, command, timeout, maxLogBytes);
+      long maxLogBytes,
+      Runnable onClose) {
+    EngineSession session = new EngineSession(id, command, timeout, maxLogBytes, onClose);
     try {
       session.process =
           SessionProcess.start(
@@ -332,6 +337,7 @@ public final class EngineSession
     }
     process.closeInput();
     log.close();
+    onClose.run();
   }
 
   private void ensureOpen() {

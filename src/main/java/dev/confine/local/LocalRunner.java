@@ -237,7 +237,8 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
         spec.cols(),
         guardFor(cmd, opts),
         opts.timeout(),
-        outputCap(opts));
+        outputCap(opts),
+        () -> {});
   }
 
   private void checkPolicy(ExecOptions opts) {

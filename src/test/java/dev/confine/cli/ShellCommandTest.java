@@ -58,6 +58,29 @@ class ShellCommandTest {
   }
 
   @Test
+  @org.junit.jupiter.api.Tag("confinement")
+  void confinedShellsWriteOnlyInsideTheRoot(@TempDir Path outside) {
+    dev.confine.testing.HostRequirements.require(
+        dev.confine.linux.Landlock.abi() > 0, "Landlock is not available here");
+    Run r =
+        run(
+            "",
+            "shell",
+            "--confined",
+            "--rootless",
+            "--root",
+            root.toString(),
+            "--",
+            "sh",
+            "-c",
+            "touch in && echo in-ok; touch " + outside.resolve("x") + " || echo out-refused");
+    assertThat(r.status()).isZero();
+    assertThat(r.out()).contains("in-ok", "out-refused");
+    assertThat(root.resolve("in")).exists();
+    assertThat(outside.resolve("x")).doesNotExist();
+  }
+
+  @Test
   void aSignalDeathIs128PlusTheSignal() {
     Run r = run("", "shell", "--root", root.toString(), "--", "sh", "-c", "kill -TERM $$");
     assertThat(r.status()).isEqualTo(128 + 15);
@@ -119,8 +142,8 @@ class ShellCommandTest {
       Thread.sleep(500);
       outer.write(new byte[] {0x03});
       readUntil(outer, cursor, "inner$ ");
-      outer.write("echo alive\n".getBytes(StandardCharsets.UTF_8));
-      readUntil(outer, cursor, "alive");
+      outer.write("echo alive-$((6*7))\n".getBytes(StandardCharsets.UTF_8)); // not the echo
+      readUntil(outer, cursor, "alive-42");
 
       outer.write("exit 5\n".getBytes(StandardCharsets.UTF_8));
       readUntil(outer, cursor, "outer-done");

@@ -106,8 +106,8 @@ class LocalSessionTest {
       // The terminal echoes ^C and the shell prompts again: only the foreground job died.
       String after = readUntil(s, cursor, "p> ");
       assertThat(after).contains("^C");
-      s.write("echo still-here\n".getBytes(StandardCharsets.UTF_8));
-      readUntil(s, cursor, "still-here");
+      s.write("echo still-$((6*7))\n".getBytes(StandardCharsets.UTF_8)); // not matched by the echo
+      readUntil(s, cursor, "still-42");
       assertThat(s.exitValue()).isEmpty();
     }
   }
