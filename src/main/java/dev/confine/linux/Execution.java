@@ -62,7 +62,9 @@ public final class Execution {
   }
 
   /**
-   * Spawns {@code spec} and starts watching it.
+   * Spawns {@code spec} and starts watching it: on the event loop for a virtual thread; on the
+   * calling platform thread, while it waits in {@link #awaitExit}, {@link #awaitOutputClosed} or
+   * {@link #runToCompletion} (use {@link #startWatched} not to wait).
    *
    * @param stdin the bytes for the child's stdin when {@code spec.pipeStdin()}, else ignored
    * @param outputCap how many bytes of each output stream to keep
@@ -79,7 +81,25 @@ public final class Execution {
    */
   public static Execution start(SpawnSpec spec, byte[] stdin, long outputCap, TreeGuard guard) {
     // A platform thread waits for its child itself; a virtual one must not block in poll.
-    FdDriver driver = Thread.currentThread().isVirtual() ? FdDriver.loop() : new CallerPoll();
+    return start(
+        spec,
+        stdin,
+        outputCap,
+        guard,
+        Thread.currentThread().isVirtual() ? FdDriver.loop() : new CallerPoll());
+  }
+
+  /**
+   * As {@link #start(SpawnSpec, byte[], long)}, watched by the event loop whatever the calling
+   * thread: for callers that do not wait in this class while the child runs (a platform caller's
+   * child is otherwise only read and reaped while its caller waits).
+   */
+  public static Execution startWatched(SpawnSpec spec, byte[] stdin, long outputCap) {
+    return start(spec, stdin, outputCap, TreeGuard.NONE, FdDriver.loop());
+  }
+
+  private static Execution start(
+      SpawnSpec spec, byte[] stdin, long outputCap, TreeGuard guard, FdDriver driver) {
     Spawner.Spawned s;
     try {
       s = guard.spawn(spec);

@@ -24,7 +24,8 @@ final class SpawnedTree implements AutoCloseable {
   /** {@code executable} with {@code argv} in its own session. */
   static SpawnedTree exec(String executable, String... argv) {
     return new SpawnedTree(
-        Execution.start(new SpawnSpec(executable, List.of(argv), ENV, "/", false), null, 1 << 20));
+        Execution.startWatched(
+            new SpawnSpec(executable, List.of(argv), ENV, "/", false), null, 1 << 20));
   }
 
   int pid() {

@@ -42,7 +42,7 @@ public class SamplerBench {
   @Setup
   public void setUp() throws IOException, InterruptedException {
     tree =
-        Execution.start(
+        Execution.startWatched(
             new SpawnSpec(
                 "/bin/sh",
                 List.of("sh", "-c", "for i in $(seq " + SLEEPS + "); do sleep 3600 & done; wait"),
