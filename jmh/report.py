@@ -165,6 +165,13 @@ def sessions(folder, scores, percentiles, ratio, show):
         if key in scores:
             print(f"    {label:<12} first byte: mean {scores[key] / 1000:7.2f} ms, p50 {fmt_ms(p.get('50.0'))},"
                   f" p90 {fmt_ms(p.get('90.0'))}, p99 {fmt_ms(p.get('99.0'))}")
+    try:
+        with open(os.path.join(folder, "jmh.log")) as f:
+            gaps = [line.strip() for line in f if "the reader fell more than the log" in line]
+    except FileNotFoundError:
+        gaps = []
+    for g in gaps:
+        print(f"  FAILED (gap, counted as a failure of the benchmark): {g}")
     idle_report(folder)
 
 

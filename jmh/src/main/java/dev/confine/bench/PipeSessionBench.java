@@ -28,14 +28,22 @@ import org.openjdk.jmh.annotations.Warmup;
  * read at most, the chunks counted, not copied) with a 64 MiB output log; a reader that falls more
  * than that behind gets a gap and the benchmark fails. The baseline is the same child under {@link
  * ProcessBuilder} with stderr merged into stdout (the session's log also holds both), read to end
- * of file into a 64 KiB buffer. One op per MiB: the scores are MiB/s.
+ * of file into a 64 KiB buffer. One op per MiB: the scores are MiB/s. The fork's heap is fixed and
+ * pre-touched (see {@link Sessions}).
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
 @Warmup(iterations = 2, time = 3)
 @Measurement(iterations = 3, time = 4)
-@Fork(value = 1, jvmArgsAppend = "--enable-native-access=ALL-UNNAMED")
+@Fork(
+    value = 1,
+    jvmArgsAppend = {
+      "--enable-native-access=ALL-UNNAMED",
+      "-Xms2g",
+      "-Xmx2g",
+      "-XX:+AlwaysPreTouch"
+    })
 public class PipeSessionBench {
   private static final List<String> ARGV =
       List.of("head", "-c", Long.toString(Sessions.SIZE), "/dev/zero");

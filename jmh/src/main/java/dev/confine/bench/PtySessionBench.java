@@ -31,14 +31,22 @@ import org.openjdk.jmh.annotations.Warmup;
  * read through {@code session.read} until end of file as in {@link PipeSessionBench} (1 MiB per
  * read at most, 64 MiB log, a gap fails the benchmark); the baseline is JetBrains' pty4j, its input
  * stream read to end of file into a 64 KiB buffer. Both byte counts are checked. One op per MiB:
- * the scores are MiB/s.
+ * the scores are MiB/s. The fork's heap is fixed and pre-touched, as in {@link PipeSessionBench}
+ * (see {@link Sessions}).
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
 @Warmup(iterations = 2, time = 3)
 @Measurement(iterations = 3, time = 4)
-@Fork(value = 1, jvmArgsAppend = "--enable-native-access=ALL-UNNAMED")
+@Fork(
+    value = 1,
+    jvmArgsAppend = {
+      "--enable-native-access=ALL-UNNAMED",
+      "-Xms2g",
+      "-Xmx2g",
+      "-XX:+AlwaysPreTouch"
+    })
 public class PtySessionBench {
   private static final int MIBS = (int) (Sessions.SIZE / Sessions.MIB);
 

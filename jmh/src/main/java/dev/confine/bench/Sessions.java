@@ -13,7 +13,17 @@ import java.io.InputStream;
 import java.nio.file.Path;
 import java.util.List;
 
-/** What the session benchmarks share: the log size, the read loops and pty4j's set-up. */
+/**
+ * What the session benchmarks share: the log size, the read loops and pty4j's set-up.
+ *
+ * <p>The throughput benchmarks fork with a fixed, pre-touched 2 GiB heap ({@code -Xms2g -Xmx2g
+ * -XX:+AlwaysPreTouch}), both sides alike. Without it G1 keeps growing the heap through the whole
+ * short JMH run, and every MiB the session allocates for its log lands on memory the kernel has
+ * never handed out: the page faults and zeroing of that growth were most of the event loop's time,
+ * a warm-up cost that a longer-running JVM pays once. The stream baselines allocate nothing, so the
+ * setting only takes a transient off the session side; the retained log's GC copying and the
+ * per-read arrays still count.
+ */
 final class Sessions {
   static final long MIB = 1L << 20;
 
