@@ -5,8 +5,10 @@ Reads, from the folder given as the only argument: jmh.json (JMH's -rf json), th
 line per ConcurrentBench trial, written by dev.confine.bench.ThreadCounts), floor-before.json /
 floor-after.json (the C floor), caps.json (dev.confine.bench.CapsReport: memory overshoot and
 tree-kill latency), caps-profile.json (dev.confine.bench.CapsProfile: where a capped exec's
-time goes) and confined-profile.json (dev.confine.bench.ConfinedProfile: confined and local execs
-interleaved). Missing pieces (a benchmark regex that skipped some) are shown as n/a.
+time goes), confined-profile.json (dev.confine.bench.ConfinedProfile: confined and local execs
+interleaved) and sessions-idle.json (dev.confine.bench.IdleSessionsReport: threads, heap and file
+descriptors of 1,000 idle PTY sessions). Missing pieces (a benchmark regex that skipped some) are
+shown as n/a.
 """
 import json
 import os
@@ -25,6 +27,13 @@ TARGET_KILL_MS = 50.0
 # The confinement issue's target: a confined exec (write bounds + DENY_ALL) at least 0.9x the
 # throughput of a LocalRunner exec.
 TARGET_CONFINED = 0.9
+# The sessions issue's targets: 256 MiB through a pipe session at least as fast as ProcessBuilder's
+# streams, and through a PTY session at least as fast as pty4j; with 1,000 idle PTY sessions the
+# platform thread count stays constant. A Confine PTY session holds 3 file descriptors (the pty
+# master, its duplicate for writing, the pidfd).
+TARGET_PIPE_SESSION = 1.0
+TARGET_PTY_SESSION = 1.0
+EXPECTED_FDS_PER_SESSION = 3
 
 
 def load(path, default):
@@ -38,6 +47,7 @@ def load(path, default):
 def main(folder):
     runs = load(os.path.join(folder, "jmh.json"), [])
     scores = {}
+    percentiles = {}
     print()
     print(f"{'benchmark':<34} {'param':<6} {'score':>11} {'error':>10}  unit")
     for r in runs:
@@ -46,6 +56,8 @@ def main(folder):
         param = ",".join(str(v) for v in (r.get("params") or {}).values())
         m = r["primaryMetric"]
         scores[(name, param)] = m["score"]
+        if m.get("scorePercentiles"):
+            percentiles[(name, param)] = m["scorePercentiles"]
         err = m.get("scoreError")
         err = f"±{err:.1f}" if isinstance(err, (int, float)) and err == err else "n/a"
         print(f"{name:<34} {param:<6} {m['score']:>11.1f} {err:>10}  {m['scoreUnit']}")
@@ -103,6 +115,7 @@ def main(folder):
          ratio(scores.get(("CapsBench.procSampler", "")), uncapped))
     caps_report(folder)
     caps_profile(folder)
+    sessions(folder, scores, percentiles, ratio, show)
 
     print()
     print("Confinement (each pair measured in the same run):")
@@ -158,6 +171,80 @@ def main(folder):
                   f"non-carrier threads {others}: {'constant' if constant else 'NOT constant'}")
     print()
     print("Absolute numbers move with the machine's load; compare the ratios.")
+
+
+def sessions(folder, scores, percentiles, ratio, show):
+    print()
+    print("Sessions (each pair measured in the same run; throughput ops are MiB, so ops/s = MiB/s):")
+    show("pipe session, 256 MiB: LocalRunner / ProcessBuilder",
+         ratio(scores.get(("PipeSessionBench.localRunner", "")),
+               scores.get(("PipeSessionBench.processBuilder", ""))), TARGET_PIPE_SESSION)
+    show("PTY session, 256 MiB: LocalRunner / pty4j",
+         ratio(scores.get(("PtySessionBench.localRunner", "")), scores.get(("PtySessionBench.pty4j", ""))),
+         TARGET_PTY_SESSION)
+    local = ("PtyFirstByteBench.localRunner", "")
+    pty4j = ("PtyFirstByteBench.pty4j", "")
+    show("PTY first byte, mean: pty4j time / LocalRunner time", ratio(scores.get(pty4j), scores.get(local)))
+    p_local = percentiles.get(local, {})
+    p_pty4j = percentiles.get(pty4j, {})
+    if p_local.get("50.0") and p_pty4j.get("50.0"):
+        show("PTY first byte, median: pty4j time / LocalRunner time", p_pty4j["50.0"] / p_local["50.0"])
+    for label, key, p in (("LocalRunner", local, p_local), ("pty4j", pty4j, p_pty4j)):
+        if key in scores:
+            print(f"    {label:<12} first byte: mean {scores[key] / 1000:7.2f} ms, p50 {fmt_ms(p.get('50.0'))},"
+                  f" p90 {fmt_ms(p.get('90.0'))}, p99 {fmt_ms(p.get('99.0'))}")
+    try:
+        with open(os.path.join(folder, "jmh.log")) as f:
+            gaps = [line.strip() for line in f if "the reader fell more than the log" in line]
+    except FileNotFoundError:
+        gaps = []
+    for g in gaps:
+        print(f"  FAILED (gap, counted as a failure of the benchmark): {g}")
+    idle_report(folder)
+
+
+def fmt_ms(us):
+    return "n/a" if us is None else f"{us / 1000:.2f} ms"
+
+
+def idle_report(folder):
+    idle = load(os.path.join(folder, "sessions-idle.json"), None)
+    if not idle:
+        print("  (no sessions-idle.json: IdleSessionsReport did not run)")
+        return
+    n = idle["sessions"]
+    load_before = " ".join(f"{x:.2f}" for x in idle.get("loadBefore", []))
+    load_after = " ".join(f"{x:.2f}" for x in idle.get("loadAfter", []))
+    print()
+    print(f"{n} idle sessions at once ('cat' waiting for input; IdleSessionsReport on {idle.get('cpus')} CPUs,"
+          f" load average {load_before} before, {load_after} after).")
+    print("  Platform threads (JVM-wide) before opening, with all open, the peak while opening, after closing;")
+    print("  per session, from (open - before) / N: used heap after full GCs (what the engine keeps alive for an")
+    print("  idle session; Confine's output logs are empty), bytes allocated (garbage included), open fds, and")
+    print("  the JVM's RSS (heap growth, thread stacks, malloc: rough).")
+    print(f"  {'engine':<15} {'idle':>5} {'before':>6} {'open':>5} {'peak':>5} {'after':>5} {'heap B':>8}"
+          f" {'alloc B':>8} {'fds':>5} {'RSS B':>8} {'open ms':>8} {'close ms':>8}")
+    for name, e in idle["engines"].items():
+        print(f"  {name:<15} {e['idle']:>5} {e['before']['threads']:>6} {e['open']['threads']:>5}"
+              f" {e['peakThreads']:>5} {e['after']['threads']:>5} {e['heapBytesPerSession']:>8.0f}"
+              f" {e['allocatedBytesPerSession']:>8.0f} {e['fdsPerSession']:>5.2f} {e['rssBytesPerSession']:>8.0f}"
+              f" {e['openMs'] / n:>8.2f} {e['closeMs'] / n:>8.2f}")
+    print("  (open ms and close ms are per session, one after the other from one thread)")
+    c = idle["engines"].get("confine")
+    if c:
+        counts = [c["before"]["threads"], c["open"]["threads"], c["peakThreads"], c["after"]["threads"]]
+        constant = len(set(counts)) == 1 and c["before"]["threadKinds"] == c["open"]["threadKinds"]
+        print(f"  Confine: platform threads before/open/peak/after {counts}:"
+              f" {'constant' if constant else 'NOT constant'} (target: constant);"
+              f" all {n} idle: {'yes' if c['idle'] == n else 'NO, ' + str(c['idle'])}")
+        fds = c["fdsPerSession"]
+        print(f"  Confine: {fds:.2f} fds per session (expected {EXPECTED_FDS_PER_SESSION}:"
+              f" pty master, its duplicate for writing, pidfd):"
+              f" {'as expected' if abs(fds - EXPECTED_FDS_PER_SESSION) < 0.01 else 'NOT as expected'}")
+        for name, e in idle["engines"].items():
+            if name != "confine" and e["heapBytesPerSession"] > 0 and c["heapBytesPerSession"] > 0:
+                print(f"  heap per idle session: {name} / Confine"
+                      f" {e['heapBytesPerSession'] / c['heapBytesPerSession']:.1f}x")
 
 
 def fmt(value, spec):

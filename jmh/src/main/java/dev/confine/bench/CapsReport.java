@@ -416,7 +416,7 @@ public final class CapsReport {
     }
   }
 
-  private static double[] loadAverage() {
+  static double[] loadAverage() {
     try {
       String[] f = Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");
       return new double[] {

@@ -94,7 +94,8 @@ final class ThreadCounts {
     }
   }
 
-  private static Map<String, Integer> breakdown() {
+  /** The live platform threads by kind. */
+  static Map<String, Integer> breakdown() {
     Map<String, Integer> kinds = new TreeMap<>();
     for (ThreadInfo t : MX.getThreadInfo(MX.getAllThreadIds(), 0)) {
       if (t != null) {
@@ -110,6 +111,9 @@ final class ThreadCounts {
     }
     if (name.startsWith("ForkJoinPool-")) {
       return "virtualThreadCarrier";
+    }
+    if (name.startsWith("PtyProcess Reaper")) {
+      return "pty4jReaper";
     }
     if (name.startsWith("confine-")) {
       return "confine";

@@ -1,0 +1,89 @@
+package dev.confine.bench;
+
+import dev.confine.local.LocalRunner;
+import dev.confine.session.ProcessSession;
+import dev.confine.session.ProcessSpec;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OperationsPerInvocation;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * 256 MiB through a pipe session: {@code head -c 268435456 /dev/zero} started with {@link
+ * LocalRunner#start}, its output read through {@code session.read} until end of file (1 MiB per
+ * read at most, the chunks counted, not copied) with a 64 MiB output log; a reader that falls more
+ * than that behind gets a gap and the benchmark fails. The baseline is the same child under {@link
+ * ProcessBuilder} with stderr merged into stdout (the session's log also holds both), read to end
+ * of file into a 64 KiB buffer. One op per MiB: the scores are MiB/s. The fork's heap is fixed and
+ * pre-touched (see {@link Sessions}).
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.Throughput)
+@OutputTimeUnit(TimeUnit.SECONDS)
+@Warmup(iterations = 2, time = 3)
+@Measurement(iterations = 3, time = 4)
+@Fork(
+    value = 1,
+    jvmArgsAppend = {
+      "--enable-native-access=ALL-UNNAMED",
+      "-Xms2g",
+      "-Xmx2g",
+      "-XX:+AlwaysPreTouch"
+    })
+public class PipeSessionBench {
+  private static final List<String> ARGV =
+      List.of("head", "-c", Long.toString(Sessions.SIZE), "/dev/zero");
+  private static final int MIBS = (int) (Sessions.SIZE / Sessions.MIB);
+
+  private Path root;
+  private LocalRunner runner;
+
+  @Setup
+  public void setUp() throws IOException {
+    root = Files.createTempDirectory("confine-bench");
+    runner = LocalRunner.create(root.toString());
+  }
+
+  @TearDown
+  public void tearDown() throws IOException {
+    Files.deleteIfExists(root);
+  }
+
+  @Benchmark
+  @OperationsPerInvocation(MIBS)
+  public long localRunner() throws InterruptedException {
+    try (ProcessSession s =
+        runner.start(ProcessSpec.pipes(ARGV).withOptions(Sessions.THROUGHPUT_OPTIONS))) {
+      long n = Sessions.drain(s);
+      Checks.exitedZero(s.waitFor().code());
+      return Sessions.checkLength(n, Sessions.SIZE);
+    }
+  }
+
+  @Benchmark
+  @OperationsPerInvocation(MIBS)
+  public long processBuilder() throws IOException, InterruptedException {
+    Process p = new ProcessBuilder(ARGV).directory(root.toFile()).redirectErrorStream(true).start();
+    p.getOutputStream().close();
+    long n;
+    try (InputStream in = p.getInputStream()) {
+      n = Sessions.drain(in);
+    }
+    Checks.exitedZero(p.waitFor());
+    return Sessions.checkLength(n, Sessions.SIZE);
+  }
+}
