@@ -5,6 +5,8 @@ import dev.confine.linux.libc.pollfd;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -36,8 +38,11 @@ public final class SessionProcess {
 
   /** What a session reports; called on the loop thread, so it must not block. */
   public interface Listener {
-    /** Bytes the child wrote on {@code stream}; the array is the listener's to keep. */
-    void output(int stream, byte[] data);
+    /**
+     * Bytes the child wrote on {@code stream}, one array per read, in order; the arrays are the
+     * listener's to keep, the list is reused after the call.
+     */
+    void output(int stream, List<byte[]> chunks);
 
     /** The session ended; called once, after the last {@link #output}. */
     void ended(End end);
@@ -86,6 +91,7 @@ public final class SessionProcess {
   private EventLoop.Timer timeoutTimer;
   private EventLoop.Timer drainTimer;
   private final long[] outputTokens = {-1, -1};
+  private final List<byte[]> batch = new ArrayList<>(READS_PER_EVENT);
   private final boolean[] outputOpen = {false, false};
 
   private SessionProcess(
@@ -205,18 +211,24 @@ public final class SessionProcess {
   private EventLoop.Handler reader(int stream, int slot) {
     return (token, events) -> {
       MemorySegment buf = loop.readBuffer();
+      boolean ended = false;
       for (int i = 0; i < READS_PER_EVENT; i++) {
         long n = Syscalls.read(loop.fdOf(token), buf, buf.byteSize());
         if (n > 0) {
-          listener.output(stream, buf.asSlice(0, n).toArray(ValueLayout.JAVA_BYTE));
+          batch.add(buf.asSlice(0, n).toArray(ValueLayout.JAVA_BYTE));
           continue;
         }
-        if (n == -LibC.EAGAIN() || n == -LibC.EINTR()) {
-          return;
-        }
         // 0 is end of file; EIO on a pty master means every slave fd is closed: the same.
+        ended = n != -LibC.EAGAIN() && n != -LibC.EINTR();
+        break;
+      }
+      if (!batch.isEmpty()) {
+        // One hand-over per wake-up: a reader waiting on the log wakes once, not once per read.
+        listener.output(stream, batch);
+        batch.clear();
+      }
+      if (ended) {
         outputClosed(slot);
-        return;
       }
     };
   }

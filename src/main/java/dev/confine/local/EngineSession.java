@@ -18,6 +18,7 @@ import dev.confine.session.ProcessSignal;
 import dev.confine.session.ProcessSignaler;
 import dev.confine.session.ProcessStream;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -105,8 +106,8 @@ public final class EngineSession
   }
 
   @Override
-  public void output(int stream, byte[] data) {
-    log.append(STREAMS[stream], data);
+  public void output(int stream, List<byte[]> chunks) {
+    log.append(STREAMS[stream], chunks);
   }
 
   @Override

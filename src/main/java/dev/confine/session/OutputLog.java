@@ -73,22 +73,51 @@ public final class OutputLog {
     }
     lock.lock();
     try {
-      if (closed || exit != null) {
-        return;
+      if (add(stream, data)) {
+        changed.signalAll();
       }
-      OutputChunk chunk = new OutputChunk(nextSeq, stream, data, true);
-      nextSeq += data.length;
-      push(chunk);
-      while (size > 1 && retainedBytes > maxBytes) {
-        dropOldest();
-      }
-      if (!watchers.isEmpty()) {
-        deliver(ProcessEvent.output(chunk));
-      }
-      changed.signalAll();
     } finally {
       lock.unlock();
     }
+  }
+
+  /**
+   * Appends each of {@code chunks} as {@link #append} does, in order, waking blocked readers once
+   * for all of them: what one wake-up of the engine read, a reader takes in one go.
+   *
+   * @param chunks the chunks, whose arrays the log takes over (the list itself is not kept)
+   */
+  public void append(ProcessStream stream, List<byte[]> chunks) {
+    Objects.requireNonNull(stream, "stream");
+    lock.lock();
+    try {
+      boolean added = false;
+      for (byte[] data : chunks) {
+        added |= data.length > 0 && add(stream, data);
+      }
+      if (added) {
+        changed.signalAll();
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Adds one non-empty chunk under the lock; false when the log takes no more output. */
+  private boolean add(ProcessStream stream, byte[] data) {
+    if (closed || exit != null) {
+      return false;
+    }
+    OutputChunk chunk = new OutputChunk(nextSeq, stream, data, true);
+    nextSeq += data.length;
+    push(chunk);
+    while (size > 1 && retainedBytes > maxBytes) {
+      dropOldest();
+    }
+    if (!watchers.isEmpty()) {
+      deliver(ProcessEvent.output(chunk));
+    }
+    return true;
   }
 
   /**

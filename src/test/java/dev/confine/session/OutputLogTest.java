@@ -116,6 +116,21 @@ class OutputLogTest {
   }
 
   @Test
+  void aBatchIsAppendedChunkByChunkInOrderAndEmptiesAreSkipped() throws InterruptedException {
+    OutputLog log = new OutputLog(4);
+    log.append(ProcessStream.TTY, java.util.List.of(b("ab"), new byte[0], b("cde"), b("f")));
+    assertThat(log.nextSeq()).isEqualTo(6);
+    // Bounded at 4 bytes: the oldest whole chunk went, the newest two stay unmerged.
+    ProcessOutput out = log.read(log.retainedFrom(), 100);
+    assertThat(out.chunks())
+        .extracting(OutputChunk::seq, OutputChunk::length)
+        .containsExactly(tuple(2L, 3), tuple(5L, 1));
+    log.finish(ProcessExit.exited(0));
+    log.append(ProcessStream.TTY, java.util.List.of(b("late")));
+    assertThat(log.nextSeq()).isEqualTo(6);
+  }
+
+  @Test
   void emptyAppendIsIgnored() {
     OutputLog log = new OutputLog(0);
     log.append(ProcessStream.STDOUT, new byte[0]);
