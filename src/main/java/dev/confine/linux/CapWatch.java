@@ -28,8 +28,12 @@ final class CapWatch {
   private CapWatch() {}
 
   static void add(Check check) {
+    // Only an idle watch needs waking; a busy one finds the new check at its next tick.
+    boolean idle = CHECKS.isEmpty();
     CHECKS.add(check);
-    LockSupport.unpark(THREAD);
+    if (idle) {
+      LockSupport.unpark(THREAD);
+    }
   }
 
   static void remove(Check check) {
@@ -42,6 +46,9 @@ final class CapWatch {
         LockSupport.park();
         continue;
       }
+      // The first look comes a tick after the check was added, not while its child is being
+      // spawned: a breach in the first tick is caught at its end.
+      LockSupport.parkNanos(INTERVAL_NANOS);
       for (Check c : CHECKS) {
         boolean keep;
         try {
@@ -53,7 +60,6 @@ final class CapWatch {
           CHECKS.remove(c);
         }
       }
-      LockSupport.parkNanos(INTERVAL_NANOS);
     }
   }
 }

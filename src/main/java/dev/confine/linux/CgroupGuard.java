@@ -127,10 +127,6 @@ public final class CgroupGuard implements TreeGuard {
     exceeded(); // the last look at the OOM counter, before the cgroup goes
     finalUsage = cgroup.usage();
     closed = true;
-    try {
-      cgroup.remove();
-    } catch (IOException e) {
-      // the directory stays; the next start of a JVM removes trees whose owner is gone
-    }
+    CgroupJanitor.remove(cgroup);
   }
 }

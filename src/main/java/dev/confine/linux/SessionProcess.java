@@ -6,6 +6,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
@@ -35,6 +36,9 @@ public final class SessionProcess {
   private static final long SETTLE_AFTER_KILL_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
   private static final int READS_PER_EVENT = 16;
   private static final int WRITE_POLL_MILLIS = 50;
+  private static final int MAX_CHUNK = 64 * 1024;
+  // FIONREAD's answer; used only on the loop thread, one handler call at a time.
+  private static final MemorySegment AVAILABLE = Arena.global().allocate(ValueLayout.JAVA_INT);
 
   /** What a session reports; called on the loop thread, so it must not block. */
   public interface Listener {
@@ -212,11 +216,29 @@ public final class SessionProcess {
     return (token, events) -> {
       MemorySegment buf = loop.readBuffer();
       boolean ended = false;
+      int fd = loop.fdOf(token);
       for (int i = 0; i < READS_PER_EVENT; i++) {
-        long n = Syscalls.read(loop.fdOf(token), buf, buf.byteSize());
-        if (n > 0) {
-          batch.add(buf.asSlice(0, n).toArray(ValueLayout.JAVA_BYTE));
-          continue;
+        // Sized by what is waiting, the chunk's array is filled by the kernel itself: no copy
+        // through a native buffer, no array larger than the chunk.
+        int available =
+            Syscalls.ioctl(fd, LibC.FIONREAD(), AVAILABLE) == 0
+                ? AVAILABLE.get(ValueLayout.JAVA_INT, 0)
+                : 0;
+        long n;
+        if (available > 0) {
+          byte[] chunk = new byte[Math.min(available, MAX_CHUNK)];
+          n = Syscalls.readInto(fd, chunk);
+          if (n > 0) {
+            batch.add(n == chunk.length ? chunk : Arrays.copyOf(chunk, (int) n));
+            continue;
+          }
+        } else {
+          // Nothing announced: end of file, EIO or EAGAIN, or bytes that arrived just now.
+          n = Syscalls.read(fd, buf, buf.byteSize());
+          if (n > 0) {
+            batch.add(buf.asSlice(0, n).toArray(ValueLayout.JAVA_BYTE));
+            continue;
+          }
         }
         // 0 is end of file; EIO on a pty master means every slave fd is closed: the same.
         ended = n != -LibC.EAGAIN() && n != -LibC.EINTR();

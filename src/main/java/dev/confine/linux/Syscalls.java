@@ -36,6 +36,13 @@ final class Syscalls {
   private static final ValueLayout ADDR = ValueLayout.ADDRESS;
 
   static final MethodHandle READ = bind("read", FunctionDescriptor.of(LONG, INT, ADDR, LONG));
+  // Critical with heap access: the kernel copies straight into a Java array, pinned for the call.
+  private static final MethodHandle READ_HEAP =
+      LINKER.downcallHandle(
+          LINKER.defaultLookup().find("read").orElseThrow(),
+          FunctionDescriptor.of(LONG, INT, ADDR, LONG),
+          ERRNO_OPTION,
+          Linker.Option.critical(true));
   private static final MethodHandle WRITE =
       bind("write", FunctionDescriptor.of(LONG, INT, ADDR, LONG));
   static final MethodHandle CLOSE = bind("close", FunctionDescriptor.of(INT, INT));
@@ -64,6 +71,9 @@ final class Syscalls {
       bindVariadic("prctl", FunctionDescriptor.of(INT, INT, LONG, LONG, LONG, LONG), 1);
   static final MethodHandle OPEN =
       bindVariadic("open", FunctionDescriptor.of(INT, ADDR, INT, INT), 2);
+  private static final MethodHandle MKDIR = bind("mkdir", FunctionDescriptor.of(INT, ADDR, INT));
+  private static final MethodHandle RMDIR = bind("rmdir", FunctionDescriptor.of(INT, ADDR));
+  private static final MethodHandle ACCESS = bind("access", FunctionDescriptor.of(INT, ADDR, INT));
   private static final MethodHandle GRANTPT = bind("grantpt", FunctionDescriptor.of(INT, INT));
   private static final MethodHandle UNLOCKPT = bind("unlockpt", FunctionDescriptor.of(INT, INT));
   private static final MethodHandle POLL =
@@ -115,6 +125,21 @@ final class Syscalls {
     MemorySegment st = STATE.get();
     try {
       long r = (long) READ.invokeExact(st, fd, buf, len);
+      return r < 0 ? -errno(st) : r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /**
+   * read(2) of at most {@code dst.length} bytes straight into {@code dst}, for a non-blocking fd
+   * only (the call must not block while the array is pinned): bytes read, 0 at end of file, or
+   * -errno.
+   */
+  static long readInto(int fd, byte[] dst) {
+    MemorySegment st = STATE.get();
+    try {
+      long r = (long) READ_HEAP.invokeExact(st, fd, MemorySegment.ofArray(dst), (long) dst.length);
       return r < 0 ? -errno(st) : r;
     } catch (Throwable t) {
       throw rethrow(t);
@@ -423,6 +448,50 @@ final class Syscalls {
     MemorySegment st = STATE.get();
     try {
       int r = (int) IOCTL_PTR.invokeExact(st, fd, request, arg);
+      return r < 0 ? -errno(st) : r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /** mkdir(2) of {@code path} (a NUL-terminated string) with {@code mode}: 0 or -errno. */
+  static int mkdir(MemorySegment path, int mode) {
+    MemorySegment st = STATE.get();
+    try {
+      int r = (int) MKDIR.invokeExact(st, path, mode);
+      return r < 0 ? -errno(st) : r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /** rmdir(2) of {@code path} (a NUL-terminated string): 0 or -errno. */
+  static int rmdir(MemorySegment path) {
+    MemorySegment st = STATE.get();
+    try {
+      int r = (int) RMDIR.invokeExact(st, path);
+      return r < 0 ? -errno(st) : r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /** access(2) of {@code path} (a NUL-terminated string) for {@code mode}: 0 or -errno. */
+  static int access(MemorySegment path, int mode) {
+    MemorySegment st = STATE.get();
+    try {
+      int r = (int) ACCESS.invokeExact(st, path, mode);
+      return r < 0 ? -errno(st) : r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /** open(2) of {@code path} (a NUL-terminated string) with {@code flags}: the fd or -errno. */
+  static int open(MemorySegment path, int flags) {
+    MemorySegment st = STATE.get();
+    try {
+      int r = (int) OPEN.invokeExact(st, path, flags, 0);
       return r < 0 ? -errno(st) : r;
     } catch (Throwable t) {
       throw rethrow(t);

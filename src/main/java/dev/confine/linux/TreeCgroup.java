@@ -1,7 +1,6 @@
 package dev.confine.linux;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.locks.LockSupport;
 
@@ -61,12 +60,12 @@ public sealed interface TreeCgroup permits V1TreeCgroup, V2TreeCgroup {
 
   /** Reads a whole small cgroup file, trimmed. */
   static String read(Path file) throws IOException {
-    return Files.readString(file).trim();
+    return CgroupFiles.read(file).trim();
   }
 
   /** The value of {@code key} in a flat-keyed cgroup file ({@code key value} lines), or -1. */
   static long keyed(Path file, String key) throws IOException {
-    for (String line : Files.readAllLines(file)) {
+    for (String line : CgroupFiles.readLines(file)) {
       int sp = line.indexOf(' ');
       if (sp > 0 && line.regionMatches(0, key, 0, sp) && sp == key.length()) {
         return Long.parseLong(line.substring(sp + 1).trim());

@@ -34,7 +34,7 @@ public interface TreeGuard extends AutoCloseable {
     return TreeUsage.NOT_MEASURED;
   }
 
-  /** Stops watching and releases what the guard holds (a cgroup is removed). */
+  /** Stops watching and releases what the guard holds (a cgroup is queued for removal). */
   @Override
   default void close() {}
 

@@ -90,7 +90,7 @@ final class V1TreeCgroup implements TreeCgroup {
     V1TreeCgroup cg = new V1TreeCgroup(dirs, new ArrayList<>(originByDir.values()), distinct);
     try {
       for (Path d : distinct) {
-        Files.createDirectory(d);
+        CgroupFiles.mkdir(d);
       }
       cg.applyLimits(limits);
     } catch (IOException | RuntimeException e) {
@@ -103,21 +103,21 @@ final class V1TreeCgroup implements TreeCgroup {
   private void applyLimits(TreeLimits limits) throws IOException {
     Path mem = dirs.get("memory");
     if (limits.memoryBytes() > 0) {
-      Files.writeString(mem.resolve("memory.limit_in_bytes"), Long.toString(limits.memoryBytes()));
+      CgroupFiles.write(mem.resolve("memory.limit_in_bytes"), Long.toString(limits.memoryBytes()));
       Path memsw = mem.resolve("memory.memsw.limit_in_bytes");
-      if (Files.exists(memsw)) {
+      if (CgroupFiles.exists(memsw)) {
         // Memory plus swap at the same limit: the tree cannot swap its way past the cap.
-        Files.writeString(memsw, Long.toString(limits.memoryBytes()));
+        CgroupFiles.write(memsw, Long.toString(limits.memoryBytes()));
       }
     }
     if (limits.maxProcesses() > 0) {
       maxProcesses = limits.maxProcesses();
-      Files.writeString(pidsMax(), Integer.toString(maxProcesses));
+      CgroupFiles.write(pidsMax(), Integer.toString(maxProcesses));
     }
     if (limits.cpuMillicores() > 0 && dirs.containsKey("cpu")) {
       Path cpu = dirs.get("cpu");
-      Files.writeString(cpu.resolve("cpu.cfs_period_us"), "100000");
-      Files.writeString(
+      CgroupFiles.write(cpu.resolve("cpu.cfs_period_us"), "100000");
+      CgroupFiles.write(
           cpu.resolve("cpu.cfs_quota_us"),
           Long.toString(Math.max(1000, limits.cpuMillicores() * 100L)));
     }
@@ -128,11 +128,11 @@ final class V1TreeCgroup implements TreeCgroup {
     if (maxProcesses > 0) {
       // The spawning thread takes one slot of pids.max while it sits inside; without one more,
       // a cap of 1 could not even start the child.
-      Files.writeString(pidsMax(), Integer.toString(maxProcesses + 1));
+      CgroupFiles.write(pidsMax(), Integer.toString(maxProcesses + 1));
     }
     String tid = Integer.toString(Syscalls.gettid());
     for (Path d : distinctDirs) {
-      Files.writeString(d.resolve("tasks"), tid);
+      CgroupFiles.write(d.resolve("tasks"), tid);
     }
   }
 
@@ -140,11 +140,11 @@ final class V1TreeCgroup implements TreeCgroup {
   void leaveThread() throws IOException {
     if (maxProcesses > 0) {
       // Restored while the thread is still inside: the tree never gets the extra slot for itself.
-      Files.writeString(pidsMax(), Integer.toString(maxProcesses));
+      CgroupFiles.write(pidsMax(), Integer.toString(maxProcesses));
     }
     String tid = Integer.toString(Syscalls.gettid());
     for (Path o : origins) {
-      Files.writeString(o.resolve("tasks"), tid);
+      CgroupFiles.write(o.resolve("tasks"), tid);
     }
   }
 
@@ -168,7 +168,7 @@ final class V1TreeCgroup implements TreeCgroup {
     // already dying can hold the cgroup in FREEZING, so the wait is short and the kill happens
     // either way; callers repeat it until the cgroup is empty.
     Path state = freezer.resolve("freezer.state");
-    Files.writeString(state, "FROZEN");
+    CgroupFiles.write(state, "FROZEN");
     long deadline = System.nanoTime() + FREEZE_WAIT_NANOS;
     while (!TreeCgroup.read(state).equals("FROZEN") && System.nanoTime() < deadline) {
       LockSupport.parkNanos(50_000);
@@ -176,12 +176,12 @@ final class V1TreeCgroup implements TreeCgroup {
     try {
       killListed(freezer);
     } finally {
-      Files.writeString(state, "THAWED");
+      CgroupFiles.write(state, "THAWED");
     }
   }
 
   private static void killListed(Path dir) throws IOException {
-    for (String line : Files.readAllLines(dir.resolve("cgroup.procs"))) {
+    for (String line : CgroupFiles.readLines(dir.resolve("cgroup.procs"))) {
       if (line.isBlank()) {
         continue;
       }
@@ -196,7 +196,7 @@ final class V1TreeCgroup implements TreeCgroup {
 
   @Override
   public boolean hasProcesses() throws IOException {
-    for (String line : Files.readAllLines(procsDir().resolve("cgroup.procs"))) {
+    for (String line : CgroupFiles.readLines(procsDir().resolve("cgroup.procs"))) {
       if (!line.isBlank() && Integer.parseInt(line.trim()) != JVM_PID) {
         return true;
       }
@@ -228,7 +228,7 @@ final class V1TreeCgroup implements TreeCgroup {
         peak = Long.parseLong(TreeCgroup.read(mem.resolve("memory.max_usage_in_bytes")));
       }
       Path acct = dirs.get("cpuacct");
-      if (acct != null && Files.exists(acct.resolve("cpuacct.usage_user"))) {
+      if (acct != null && CgroupFiles.exists(acct.resolve("cpuacct.usage_user"))) {
         user = Long.parseLong(TreeCgroup.read(acct.resolve("cpuacct.usage_user")));
         sys = Long.parseLong(TreeCgroup.read(acct.resolve("cpuacct.usage_sys")));
       }
@@ -256,7 +256,7 @@ final class V1TreeCgroup implements TreeCgroup {
     IOException first = null;
     for (Path d : distinctDirs) {
       try {
-        Files.deleteIfExists(d);
+        CgroupFiles.rmdirIfExists(d);
       } catch (NoSuchFileException ignored) {
         // already gone
       } catch (IOException e) {

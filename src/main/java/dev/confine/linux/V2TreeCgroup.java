@@ -37,27 +37,27 @@ final class V2TreeCgroup implements TreeCgroup {
   static V2TreeCgroup create(Path mountPoint, Path parent, String name, TreeLimits limits)
       throws IOException {
     Path dir = parent.resolve(name);
-    Files.createDirectory(dir);
+    CgroupFiles.mkdir(dir);
     V2TreeCgroup cg = new V2TreeCgroup(dir, mountPoint);
     try {
       if (limits.memoryBytes() > 0) {
-        Files.writeString(dir.resolve("memory.max"), Long.toString(limits.memoryBytes()));
+        CgroupFiles.write(dir.resolve("memory.max"), Long.toString(limits.memoryBytes()));
         Path swap = dir.resolve("memory.swap.max");
-        if (Files.exists(swap)) {
-          Files.writeString(swap, "0");
+        if (CgroupFiles.exists(swap)) {
+          CgroupFiles.write(swap, "0");
         }
         // One OOM kill takes the whole tree: a half-killed build is worse than a dead one.
-        Files.writeString(dir.resolve("memory.oom.group"), "1");
+        CgroupFiles.write(dir.resolve("memory.oom.group"), "1");
       }
       if (limits.maxProcesses() > 0) {
-        Files.writeString(dir.resolve("pids.max"), Integer.toString(limits.maxProcesses()));
+        CgroupFiles.write(dir.resolve("pids.max"), Integer.toString(limits.maxProcesses()));
       }
-      if (limits.cpuMillicores() > 0 && Files.exists(dir.resolve("cpu.max"))) {
-        Files.writeString(
+      if (limits.cpuMillicores() > 0 && CgroupFiles.exists(dir.resolve("cpu.max"))) {
+        CgroupFiles.write(
             dir.resolve("cpu.max"), Math.max(1000, limits.cpuMillicores() * 100L) + " 100000");
       }
     } catch (IOException | RuntimeException e) {
-      Files.deleteIfExists(dir);
+      CgroupFiles.rmdirIfExists(dir);
       throw e;
     }
     return cg;
@@ -95,7 +95,7 @@ final class V2TreeCgroup implements TreeCgroup {
 
   private static void writeIgnoringGone(Path procs, int pid) throws IOException {
     try {
-      Files.writeString(procs, Integer.toString(pid));
+      CgroupFiles.write(procs, Integer.toString(pid));
     } catch (IOException e) {
       if (!String.valueOf(e.getMessage()).contains("No such process")) {
         throw e;
@@ -108,12 +108,12 @@ final class V2TreeCgroup implements TreeCgroup {
     try (var entries = Files.newDirectoryStream(Path.of("/proc"), "[0-9]*")) {
       for (Path p : entries) {
         try {
-          String stat = Files.readString(p.resolve("stat"));
+          String stat = CgroupFiles.read(p.resolve("stat"));
           String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
           if (Integer.parseInt(f[3]) != sid || f[0].equals("Z")) { // field 6: session; 3: state
             continue; // a zombie holds no resources and cannot be moved
           }
-          if (!Files.readAllLines(p.resolve("cgroup")).contains(procCgroupLine)) {
+          if (!CgroupFiles.readLines(p.resolve("cgroup")).contains(procCgroupLine)) {
             out.add(Integer.parseInt(p.getFileName().toString()));
           }
         } catch (IOException | RuntimeException gone) {
@@ -127,11 +127,11 @@ final class V2TreeCgroup implements TreeCgroup {
   @Override
   public void kill() throws IOException {
     Path kill = dir.resolve("cgroup.kill");
-    if (Files.exists(kill)) {
-      Files.writeString(kill, "1");
+    if (CgroupFiles.exists(kill)) {
+      CgroupFiles.write(kill, "1");
       return;
     }
-    for (String pid : Files.readAllLines(dir.resolve("cgroup.procs"))) {
+    for (String pid : CgroupFiles.readLines(dir.resolve("cgroup.procs"))) {
       if (!pid.isBlank()) {
         Syscalls.kill(Integer.parseInt(pid.trim()), LibC.SIGKILL());
       }
@@ -151,7 +151,7 @@ final class V2TreeCgroup implements TreeCgroup {
   @Override
   public boolean oomKilled() throws IOException {
     Path events = dir.resolve("memory.events");
-    return Files.exists(events) && TreeCgroup.keyed(events, "oom_kill") > 0;
+    return CgroupFiles.exists(events) && TreeCgroup.keyed(events, "oom_kill") > 0;
   }
 
   @Override
@@ -162,14 +162,14 @@ final class V2TreeCgroup implements TreeCgroup {
     boolean pidsHit = false;
     try {
       Path peakFile = dir.resolve("memory.peak");
-      if (Files.exists(peakFile)) {
+      if (CgroupFiles.exists(peakFile)) {
         peak = Long.parseLong(TreeCgroup.read(peakFile));
       }
       Path stat = dir.resolve("cpu.stat");
       user = TreeCgroup.keyed(stat, "user_usec") * 1000;
       sys = TreeCgroup.keyed(stat, "system_usec") * 1000;
       Path pids = dir.resolve("pids.events");
-      if (Files.exists(pids)) {
+      if (CgroupFiles.exists(pids)) {
         pidsHit = TreeCgroup.keyed(pids, "max") > 0;
       }
     } catch (IOException | NumberFormatException e) {
@@ -184,7 +184,7 @@ final class V2TreeCgroup implements TreeCgroup {
       return;
     }
     TreeCgroup.killAndDrain(this, MAX_WAIT_NANOS);
-    Files.deleteIfExists(dir);
+    CgroupFiles.rmdirIfExists(dir);
     removed = true;
   }
 

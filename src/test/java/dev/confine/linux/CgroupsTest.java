@@ -53,4 +53,16 @@ class CgroupsTest {
     }
     assertThat(mine.path()).doesNotExist();
   }
+
+  @Test
+  void theJanitorKillsWhatIsLeftAndRemovesTheTree() throws Exception {
+    Cgroups cgroups = v1();
+    TreeCgroup cg = cgroups.create(TreeLimits.NONE);
+    Process straggler = new ProcessBuilder("sleep", "100").start();
+    Files.writeString(cg.path().resolve("cgroup.procs"), Long.toString(straggler.pid()));
+    CgroupJanitor.remove(cg);
+    assertThat(CgroupJanitor.awaitIdle(java.time.Duration.ofSeconds(10))).isTrue();
+    assertThat(cg.path()).doesNotExist();
+    assertThat(straggler.waitFor(5, TimeUnit.SECONDS)).isTrue();
+  }
 }

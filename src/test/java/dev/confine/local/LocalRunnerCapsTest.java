@@ -315,6 +315,7 @@ class LocalRunnerCapsTest {
                             Duration.ofMillis(20))));
       }
     }
+    assertThat(dev.confine.linux.CgroupJanitor.awaitIdle(Duration.ofSeconds(10))).isTrue();
     assertThat(treeCgroups()).isEmpty();
   }
 }

@@ -54,6 +54,7 @@ class LocalSessionCapsAndLeaksTest {
       assertThat(exit.error().kind()).isEqualTo(Kind.BUDGET_EXCEEDED);
       assertThat(exit.error()).hasMessageContaining("memory resource cap exceeded");
     }
+    assertThat(dev.confine.linux.CgroupJanitor.awaitIdle(Duration.ofSeconds(10))).isTrue();
     assertThat(LocalRunnerCapsTest.treeCgroups()).isEmpty();
   }
 
@@ -90,6 +91,7 @@ class LocalSessionCapsAndLeaksTest {
       assertThat(ProcessHandle.of(escapee).map(ProcessHandle::isAlive)).contains(true);
     }
     assertThat(LocalRunnerLifecycleTest.gone(escapee)).isTrue();
+    assertThat(dev.confine.linux.CgroupJanitor.awaitIdle(Duration.ofSeconds(10))).isTrue();
     assertThat(LocalRunnerCapsTest.treeCgroups()).isEmpty();
   }
 

@@ -35,7 +35,7 @@ final class Sessions {
    * keep within that of the child; when it falls further behind, the log drops what it has not
    * read, the read fails with {@link SequenceGapException} and so does the benchmark.
    */
-  static final long LOG_BYTES = 64 * MIB;
+  static final long LOG_BYTES = Long.getLong("confine.bench.log", 64 * MIB);
 
   /** The most bytes one session {@code read} returns. */
   static final int READ_BYTES = 1 << 20;

@@ -834,6 +834,15 @@ public class LibC extends LibC$shared {
     public static int TIOCSWINSZ() {
         return TIOCSWINSZ;
     }
+    private static final int FIONREAD = (int)21531L;
+    /**
+     * {@snippet lang=c :
+     * #define FIONREAD 21531
+     * }
+     */
+    public static int FIONREAD() {
+        return FIONREAD;
+    }
     private static final int PR_SET_PDEATHSIG = (int)1L;
     /**
      * {@snippet lang=c :

@@ -1,0 +1,127 @@
+package dev.confine.linux;
+
+import dev.confine.linux.libc.LibC;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * The file operations of a tree cgroup (small reads and writes of control files, mkdir, rmdir) as
+ * plain system calls: a capped exec makes about twenty of them, and through java.nio.file each
+ * costs 20-50 µs here against 5-10 µs directly. Failures are the IOExceptions java.nio.file would
+ * throw: {@link NoSuchFileException}, {@link FileAlreadyExistsException}, else an IOException
+ * naming the file and the errno.
+ */
+final class CgroupFiles {
+  private static final int SMALL_FILE = 64 * 1024;
+
+  private CgroupFiles() {}
+
+  /** Writes {@code value} to the control file {@code file} in one write, as the kernel wants. */
+  static void write(Path file, String value) throws IOException {
+    try (Arena arena = Arena.ofConfined()) {
+      int fd = Syscalls.open(path(arena, file), LibC.O_WRONLY() | LibC.O_CLOEXEC());
+      if (fd < 0) {
+        throw failure("open", file, -fd);
+      }
+      try {
+        byte[] bytes = value.getBytes(StandardCharsets.US_ASCII);
+        MemorySegment buf = arena.allocate(Math.max(1, bytes.length));
+        MemorySegment.copy(bytes, 0, buf, ValueLayout.JAVA_BYTE, 0, bytes.length);
+        long n = Syscalls.write(fd, buf, bytes.length);
+        if (n < 0) {
+          throw failure("write", file, (int) -n);
+        }
+      } finally {
+        Syscalls.close(fd);
+      }
+    }
+  }
+
+  /** The whole content of the control file {@code file} (they are small). */
+  static String read(Path file) throws IOException {
+    try (Arena arena = Arena.ofConfined()) {
+      int fd = Syscalls.open(path(arena, file), LibC.O_RDONLY() | LibC.O_CLOEXEC());
+      if (fd < 0) {
+        throw failure("open", file, -fd);
+      }
+      try {
+        MemorySegment buf = arena.allocate(SMALL_FILE);
+        long total = 0;
+        while (total < SMALL_FILE) {
+          long n = Syscalls.read(fd, buf.asSlice(total), SMALL_FILE - total);
+          if (n == 0) {
+            break;
+          }
+          if (n < 0) {
+            if (n == -LibC.EINTR()) {
+              continue;
+            }
+            throw failure("read", file, (int) -n);
+          }
+          total += n;
+        }
+        return new String(
+            buf.asSlice(0, total).toArray(ValueLayout.JAVA_BYTE), StandardCharsets.US_ASCII);
+      } finally {
+        Syscalls.close(fd);
+      }
+    }
+  }
+
+  /** The lines of {@code file}. */
+  static List<String> readLines(Path file) throws IOException {
+    return read(file).lines().toList();
+  }
+
+  /** Creates the directory {@code dir} (mode 0755). */
+  static void mkdir(Path dir) throws IOException {
+    try (Arena arena = Arena.ofConfined()) {
+      int r = Syscalls.mkdir(path(arena, dir), 0755);
+      if (r < 0) {
+        throw failure("mkdir", dir, -r);
+      }
+    }
+  }
+
+  /** Removes the directory {@code dir}; false when it did not exist. */
+  static boolean rmdirIfExists(Path dir) throws IOException {
+    try (Arena arena = Arena.ofConfined()) {
+      int r = Syscalls.rmdir(path(arena, dir));
+      if (r == -LibC.ENOENT()) {
+        return false;
+      }
+      if (r < 0) {
+        throw failure("rmdir", dir, -r);
+      }
+      return true;
+    }
+  }
+
+  /** Whether {@code file} exists. */
+  static boolean exists(Path file) {
+    try (Arena arena = Arena.ofConfined()) {
+      return Syscalls.access(path(arena, file), 0) == 0; // F_OK
+    }
+  }
+
+  private static MemorySegment path(Arena arena, Path p) {
+    return arena.allocateFrom(p.toString());
+  }
+
+  private static IOException failure(String call, Path file, int errno) {
+    if (errno == LibC.ENOENT()) {
+      return new NoSuchFileException(file.toString());
+    }
+    if (errno == LibC.EEXIST()) {
+      return new FileAlreadyExistsException(file.toString());
+    }
+    return new IOException(call + " " + file + ": " + Syscalls.strerror(errno));
+  }
+}
