@@ -157,6 +157,14 @@ public final class SessionProcess {
         input = Syscalls.fcntl(pty.master(), LibC.F_DUPFD_CLOEXEC(), 0);
         if (input < 0) {
           Syscalls.kill(-s.pid(), LibC.SIGKILL());
+          try (Arena arena = Arena.ofConfined()) {
+            // Reaped here, not left a zombie: nothing else knows this child.
+            Syscalls.waitid(
+                LibC.P_PIDFD(),
+                s.pidfd(),
+                arena.allocate(Reaping.SIGINFO.byteSize()),
+                LibC.WEXITED());
+          }
           Syscalls.close(s.pidfd());
           throw new ErrnoException("fcntl(F_DUPFD_CLOEXEC)", -input);
         }

@@ -43,7 +43,8 @@ import java.util.function.Supplier;
  * exits while a background child still holds its output gets at most the 2 s drain, then the rest
  * of its process group is killed, and {@link ExecResult#leftoversKilled()} says so.
  *
- * <p>Thread-safe; children of every runner share one event-loop thread.
+ * <p>Thread-safe. A platform thread waits for its own child (poll on its pidfd and pipes); the
+ * children of virtual threads, and sessions, share the engine's one event-loop thread.
  */
 public final class LocalRunner implements Runner, EnforcementReporter, ProcessManager {
   /** The default capture cap per stream: 10 MiB. */
