@@ -19,7 +19,6 @@ import dev.confine.linux.ConfinementThreads.Network;
 import dev.confine.linux.Landlock;
 import dev.confine.linux.NativeAccess;
 import dev.confine.linux.SeccompNetDeny;
-import dev.confine.linux.SpawnSpec;
 import dev.confine.linux.ThreadNamespaces;
 import dev.confine.linux.TreeGuard;
 import dev.confine.local.EngineSession;
@@ -393,31 +392,18 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
   }
 
   private ProcessSession startSession(ProcessSpec spec) {
-    List<String> argv = spec.argv();
-    ExecRequest request =
-        new ExecRequest(argv.get(0), argv.subList(1, argv.size()), spec.options(), spec.tty());
+    ExecRequest request = EngineSession.request(spec);
     ExecOptions opts = request.options();
     String cmd = request.command();
     Confinement confinement = confinement(checkPolicy(opts));
     Path workDir = ExecOutcomes.workDir(root, cmd, opts);
     Path tmp = takeScratch(cmd);
     try {
-      SpawnSpec spawn =
-          new SpawnSpec(
-              ExecOutcomes.executable(cmd, workDir),
-              argv,
-              environment(opts, tmp),
-              workDir.toString(),
-              true);
       return EngineSession.start(
-          spec.id(),
-          cmd,
-          spawn,
-          spec.tty(),
-          spec.rows(),
-          spec.cols(),
+          spec,
+          workDir,
+          environment(opts, tmp),
           s -> ConfinementThreads.spawn(confinement, s),
-          opts.timeout(),
           outputCap(opts),
           () -> giveBackScratch(tmp));
     } catch (ConfinementException e) {

@@ -10,6 +10,7 @@ import java.io.IOException;
  */
 public final class CgroupGuard implements TreeGuard {
   private static final int MAX_FAILURES = 3;
+  private static final long KILL_WAIT_NANOS = 5_000_000_000L;
 
   private final Cgroups cgroups;
   private final TreeCgroup cgroup;
@@ -127,6 +128,14 @@ public final class CgroupGuard implements TreeGuard {
     exceeded(); // the last look at the OOM counter, before the cgroup goes
     finalUsage = cgroup.usage();
     closed = true;
+    try {
+      // Nothing of the tree outlives its exec or session: what is still in the cgroup (a killed
+      // escapee not yet gone) is killed until the cgroup is empty before this returns; only the
+      // removal of the empty directories happens later.
+      TreeCgroup.killAndDrain(cgroup, KILL_WAIT_NANOS);
+    } catch (IOException e) {
+      // the janitor tries again, and the next start's cleanup after it
+    }
     CgroupJanitor.remove(cgroup);
   }
 }

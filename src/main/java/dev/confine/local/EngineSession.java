@@ -1,5 +1,6 @@
 package dev.confine.local;
 
+import dev.confine.ExecRequest;
 import dev.confine.ProcessClosedException;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
@@ -16,7 +17,9 @@ import dev.confine.session.ProcessOutput;
 import dev.confine.session.ProcessSession;
 import dev.confine.session.ProcessSignal;
 import dev.confine.session.ProcessSignaler;
+import dev.confine.session.ProcessSpec;
 import dev.confine.session.ProcessStream;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -58,32 +61,45 @@ public final class EngineSession
     this.log = new OutputLog(maxLogBytes);
   }
 
+  /** What a session spec asks for, as the policies and checks of an exec see it. */
+  public static ExecRequest request(ProcessSpec spec) {
+    List<String> argv = spec.argv();
+    return new ExecRequest(argv.get(0), argv.subList(1, argv.size()), spec.options(), spec.tty());
+  }
+
   /**
-   * Starts {@code spec} as session {@code id}.
+   * Starts the session {@code spec} describes: its program (looked up as an exec's is) in {@code
+   * workDir} with the environment {@code env}, under {@code guard}, its timeout from the spec's
+   * options, its output log bounded by {@code maxLogBytes}.
    *
-   * @param maxLogBytes the bound of the output log
    * @param onClose runs once the session is closed and its tree is gone (not when the start fails)
    * @throws SandboxException classified as an exec's spawn failure
    */
   public static EngineSession start(
-      String id,
-      String command,
-      SpawnSpec spec,
-      boolean tty,
-      int rows,
-      int cols,
+      ProcessSpec spec,
+      Path workDir,
+      List<String> env,
       TreeGuard guard,
-      Duration timeout,
       long maxLogBytes,
       Runnable onClose) {
-    EngineSession session = new EngineSession(id, command, timeout, maxLogBytes, onClose);
+    String command = spec.argv().get(0);
+    Duration timeout = spec.options().timeout();
+    EngineSession session = new EngineSession(spec.id(), command, timeout, maxLogBytes, onClose);
+    String executable;
+    try {
+      executable = ExecOutcomes.executable(command, workDir);
+    } catch (RuntimeException e) {
+      guard.close(); // nothing was spawned: a cgroup made for this session goes at once
+      throw e;
+    }
+    SpawnSpec spawn = new SpawnSpec(executable, spec.argv(), env, workDir.toString(), true);
     try {
       session.process =
           SessionProcess.start(
-              spec,
-              tty,
-              rows,
-              cols,
+              spawn,
+              spec.tty(),
+              spec.rows(),
+              spec.cols(),
               guard,
               timeout.isZero() ? 0 : saturatedNanos(timeout),
               LocalRunner.DRAIN.toNanos(),

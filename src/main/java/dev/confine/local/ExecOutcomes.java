@@ -61,9 +61,10 @@ public final class ExecOutcomes {
   }
 
   /**
-   * Spawns under {@code guard}, waits as an exec does and classifies the outcome. Spawn failures
-   * are classified here; a failure of another type from the guard's spawn (a confinement that could
-   * not be applied, say) propagates for the caller to classify.
+   * Spawns under {@code guard} (which it owns: closed however the exec ends, a program that cannot
+   * be found included), waits as an exec does and classifies the outcome. Spawn failures are
+   * classified here; a failure of another type from the guard's spawn (a confinement that could not
+   * be applied, say) propagates for the caller to classify.
    *
    * @param deadline the call's deadline ({@link System#nanoTime()} based)
    */
@@ -79,12 +80,18 @@ public final class ExecOutcomes {
     List<String> argv = new ArrayList<>(request.args().size() + 1);
     argv.add(cmd);
     argv.addAll(request.args());
+    String executable;
+    try {
+      executable = executable(cmd, workDir);
+    } catch (RuntimeException e) {
+      guard.close(); // nothing was spawned: a cgroup made for this exec goes at once
+      throw e;
+    }
     Execution execution;
     try {
       execution =
           Execution.start(
-              new SpawnSpec(
-                  executable(cmd, workDir), argv, env, workDir.toString(), opts.hasStdin()),
+              new SpawnSpec(executable, argv, env, workDir.toString(), opts.hasStdin()),
               opts.stdin(),
               outputCap,
               guard);

@@ -17,7 +17,6 @@ import dev.confine.linux.Cgroups;
 import dev.confine.linux.EngineException;
 import dev.confine.linux.NativeAccess;
 import dev.confine.linux.SamplerGuard;
-import dev.confine.linux.SpawnSpec;
 import dev.confine.linux.TreeGuard;
 import dev.confine.linux.TreeLimits;
 import dev.confine.session.ProcessInfo;
@@ -215,29 +214,15 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
   }
 
   private ProcessSession startSession(ProcessSpec spec) {
-    List<String> argv = spec.argv();
-    ExecRequest request =
-        new ExecRequest(argv.get(0), argv.subList(1, argv.size()), spec.options(), spec.tty());
+    ExecRequest request = EngineSession.request(spec);
     ExecOptions opts = request.options();
-    String cmd = request.command();
     checkPolicy(opts);
-    Path workDir = ExecOutcomes.workDir(root, cmd, opts);
-    SpawnSpec spawn =
-        new SpawnSpec(
-            ExecOutcomes.executable(cmd, workDir),
-            argv,
-            opts.env().apply(hostEntries()),
-            workDir.toString(),
-            true);
+    Path workDir = ExecOutcomes.workDir(root, request.command(), opts);
     return EngineSession.start(
-        spec.id(),
-        cmd,
-        spawn,
-        spec.tty(),
-        spec.rows(),
-        spec.cols(),
-        guardFor(cmd, opts),
-        opts.timeout(),
+        spec,
+        workDir,
+        opts.env().apply(hostEntries()),
+        guardFor(request.command(), opts),
         outputCap(opts),
         () -> {});
   }

@@ -318,4 +318,24 @@ class LocalRunnerCapsTest {
     assertThat(dev.confine.linux.CgroupJanitor.awaitIdle(Duration.ofSeconds(10))).isTrue();
     assertThat(treeCgroups()).isEmpty();
   }
+
+  @Test
+  void aCappedExecOrSessionOfAMissingProgramLeavesNoCgroup() throws Exception {
+    LocalRunner r = runner(CapsMechanism.CGROUP_V1);
+    ExecOptions capped =
+        caps(ResourceLimits.builder().memoryBytes(64 * MIB).build(), Duration.ZERO);
+    assertThat(thrown(() -> r.exec("no-such-program-confine", List.of(), capped)).kind())
+        .isEqualTo(Kind.NOT_FOUND);
+    assertThat(
+            thrown(
+                    () ->
+                        r.start(
+                            dev.confine.session.ProcessSpec.pipes(
+                                    List.of("no-such-program-confine"))
+                                .withOptions(capped)))
+                .kind())
+        .isEqualTo(Kind.NOT_FOUND);
+    assertThat(dev.confine.linux.CgroupJanitor.awaitIdle(Duration.ofSeconds(10))).isTrue();
+    assertThat(treeCgroups()).isEmpty();
+  }
 }
