@@ -1,6 +1,7 @@
 package dev.confine.linux;
 
 import dev.confine.linux.libc.LibC;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -19,7 +20,7 @@ import java.util.List;
  * naming the file and the errno.
  */
 final class CgroupFiles {
-  private static final int SMALL_FILE = 64 * 1024;
+  private static final int PAGE = 4096;
 
   private CgroupFiles() {}
 
@@ -44,7 +45,7 @@ final class CgroupFiles {
     }
   }
 
-  /** The whole content of the control file {@code file} (they are small). */
+  /** The whole content of the control file {@code file}: most fit one page, read in pages. */
   static String read(Path file) throws IOException {
     try (Arena arena = Arena.ofConfined()) {
       int fd = Syscalls.open(path(arena, file), LibC.O_RDONLY() | LibC.O_CLOEXEC());
@@ -52,12 +53,12 @@ final class CgroupFiles {
         throw failure("open", file, -fd);
       }
       try {
-        MemorySegment buf = arena.allocate(SMALL_FILE);
-        long total = 0;
-        while (total < SMALL_FILE) {
-          long n = Syscalls.read(fd, buf.asSlice(total), SMALL_FILE - total);
+        MemorySegment page = arena.allocate(PAGE);
+        ByteArrayOutputStream content = new ByteArrayOutputStream(PAGE);
+        while (true) {
+          long n = Syscalls.read(fd, page, PAGE);
           if (n == 0) {
-            break;
+            return content.toString(StandardCharsets.US_ASCII);
           }
           if (n < 0) {
             if (n == -LibC.EINTR()) {
@@ -65,10 +66,8 @@ final class CgroupFiles {
             }
             throw failure("read", file, (int) -n);
           }
-          total += n;
+          content.write(page.asSlice(0, n).toArray(ValueLayout.JAVA_BYTE), 0, (int) n);
         }
-        return new String(
-            buf.asSlice(0, total).toArray(ValueLayout.JAVA_BYTE), StandardCharsets.US_ASCII);
       } finally {
         Syscalls.close(fd);
       }

@@ -22,6 +22,8 @@ public final class CgroupGuard implements TreeGuard {
   private int failures;
   private TreeUsage finalUsage;
   private volatile boolean closed;
+  private volatile boolean spawned;
+  private volatile boolean emptied; // seen empty after the spawn: no drain needed at close
 
   /**
    * Creates the tree's cgroup with {@code limits}.
@@ -46,6 +48,7 @@ public final class CgroupGuard implements TreeGuard {
 
   @Override
   public void started(int pid) {
+    spawned = true;
     if (cpuBudgetNanos > 0 || memoryCapped) {
       CapWatch.add(check);
     }
@@ -83,7 +86,11 @@ public final class CgroupGuard implements TreeGuard {
   @Override
   public boolean hasProcesses() {
     try {
-      return cgroup.hasProcesses();
+      boolean any = cgroup.hasProcesses();
+      // Once the child was spawned, an empty cgroup stays empty: nothing is left inside to fork,
+      // and this JVM moves threads in only while it spawns the child.
+      emptied |= spawned && !any;
+      return any;
     } catch (IOException e) {
       return false;
     }
@@ -128,13 +135,15 @@ public final class CgroupGuard implements TreeGuard {
     exceeded(); // the last look at the OOM counter, before the cgroup goes
     finalUsage = cgroup.usage();
     closed = true;
-    try {
-      // Nothing of the tree outlives its exec or session: what is still in the cgroup (a killed
-      // escapee not yet gone) is killed until the cgroup is empty before this returns; only the
-      // removal of the empty directories happens later.
-      TreeCgroup.killAndDrain(cgroup, KILL_WAIT_NANOS);
-    } catch (IOException e) {
-      // the janitor tries again, and the next start's cleanup after it
+    if (!emptied) {
+      try {
+        // Nothing of the tree outlives its exec or session: what is still in the cgroup (a killed
+        // escapee not yet gone) is killed until the cgroup is empty before this returns; only the
+        // removal of the empty directories happens later.
+        TreeCgroup.killAndDrain(cgroup, KILL_WAIT_NANOS);
+      } catch (IOException e) {
+        // the janitor tries again, and the next start's cleanup after it
+      }
     }
     CgroupJanitor.remove(cgroup);
   }
