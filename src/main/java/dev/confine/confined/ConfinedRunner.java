@@ -24,6 +24,7 @@ import dev.confine.linux.TreeGuard;
 import dev.confine.local.EngineSession;
 import dev.confine.local.ExecOutcomes;
 import dev.confine.local.HostCapability;
+import dev.confine.local.HostEnvironment;
 import dev.confine.local.LocalRunner;
 import dev.confine.session.ProcessInfo;
 import dev.confine.session.ProcessManager;
@@ -97,8 +98,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
   private final boolean readOnlyHost;
   private final Path scratch;
   private final long defaultMaxOutputBytes;
-  private final Supplier<Map<String, String>> hostEnvironment;
-  private volatile List<String> hostEntries;
+  private final HostEnvironment hostEnvironment;
   private final Enforcement enforcement;
   private final AtomicLong execs = new AtomicLong();
   private final ConcurrentLinkedDeque<Path> idleScratch = new ConcurrentLinkedDeque<>();
@@ -118,7 +118,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
     this.readOnlyHost = readOnlyHost;
     this.scratch = scratch;
     this.defaultMaxOutputBytes = defaultMaxOutputBytes;
-    this.hostEnvironment = hostEnvironment;
+    this.hostEnvironment = new HostEnvironment(hostEnvironment);
     boolean landlock = NativeAccess.isAvailable() && Landlock.abi() > 0;
     this.enforcement =
         !NativeAccess.isAvailable()
@@ -363,7 +363,12 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
       TreeGuard guard = spec -> ConfinementThreads.spawn(confinement, spec);
       try {
         return ExecOutcomes.run(
-            request, workDir, environment(opts, tmp), outputCap(opts), guard, deadline);
+            request,
+            workDir,
+            environment(opts, tmp),
+            ExecOutcomes.outputCap(opts, defaultMaxOutputBytes),
+            guard,
+            deadline);
       } catch (ConfinementException e) {
         throw notApplied(cmd, e);
       }
@@ -404,7 +409,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
           workDir,
           environment(opts, tmp),
           s -> ConfinementThreads.spawn(confinement, s),
-          outputCap(opts),
+          ExecOutcomes.outputCap(opts, defaultMaxOutputBytes),
           () -> giveBackScratch(tmp));
     } catch (ConfinementException e) {
       giveBackScratch(tmp);
@@ -460,16 +465,10 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
   }
 
   private List<String> environment(ExecOptions opts, Path tmp) {
-    List<String> env = new ArrayList<>(opts.env().apply(hostEntries()));
+    List<String> env = new ArrayList<>(opts.env().apply(hostEnvironment.entries()));
     env.removeIf(e -> e.startsWith("TMPDIR="));
     env.add("TMPDIR=" + tmp);
     return env;
-  }
-
-  private long outputCap(ExecOptions opts) {
-    return opts.resources().maxOutputBytes() > 0
-        ? opts.resources().maxOutputBytes()
-        : defaultMaxOutputBytes;
   }
 
   private static SandboxException notApplied(String cmd, ConfinementException e) {
@@ -555,17 +554,6 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
     } catch (IOException | UncheckedIOException e) {
       // best effort: the scratch parent is removed at exit when empty
     }
-  }
-
-  private List<String> hostEntries() {
-    List<String> entries = hostEntries;
-    if (entries == null) {
-      Map<String, String> env = hostEnvironment.get();
-      List<String> built = new ArrayList<>(env.size());
-      env.forEach((k, v) -> built.add(k + "=" + v));
-      hostEntries = entries = List.copyOf(built);
-    }
-    return entries;
   }
 
   @Override

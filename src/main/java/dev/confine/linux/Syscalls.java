@@ -371,12 +371,8 @@ final class Syscalls {
 
   /** open(2) of {@code path} with {@code flags} (mode 0): the fd or -errno. */
   static int open(String path, int flags) {
-    MemorySegment st = STATE.get();
     try (Arena a = Arena.ofConfined()) {
-      int r = (int) OPEN.invokeExact(st, a.allocateFrom(path), flags, 0);
-      return r < 0 ? -errno(st) : r;
-    } catch (Throwable t) {
-      throw rethrow(t);
+      return open(a.allocateFrom(path), flags);
     }
   }
 

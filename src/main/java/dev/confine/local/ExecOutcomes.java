@@ -104,6 +104,13 @@ public final class ExecOutcomes {
     return classify(cmd, opts, execution, done);
   }
 
+  /** The call's {@code maxOutputBytes} when positive, else the runner's default cap. */
+  public static long outputCap(ExecOptions opts, long runnerDefault) {
+    return opts.resources().maxOutputBytes() > 0
+        ? opts.resources().maxOutputBytes()
+        : runnerDefault;
+  }
+
   public static SandboxException spawnFailure(String cmd, ErrnoException e) {
     Kind kind =
         switch (e.errno()) {

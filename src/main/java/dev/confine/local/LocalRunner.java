@@ -54,8 +54,7 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
 
   private final Path root;
   private final long defaultMaxOutputBytes;
-  private final Supplier<Map<String, String>> hostEnvironment;
-  private volatile List<String> hostEntries;
+  private final HostEnvironment hostEnvironment;
   private final Cgroups cgroups; // null: no cgroup caps on this host or by choice
   private final String noCgroupsReason;
   private final boolean sampler; // caps through the /proc sampler (when there are no cgroups)
@@ -72,7 +71,7 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
     this.root = root;
     this.sampler = sampler;
     this.defaultMaxOutputBytes = defaultMaxOutputBytes;
-    this.hostEnvironment = hostEnvironment;
+    this.hostEnvironment = new HostEnvironment(hostEnvironment);
     this.cgroups = cgroups;
     this.noCgroupsReason = noCgroupsReason;
     this.enforcement =
@@ -190,8 +189,14 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
 
     checkPolicy(opts);
     Path workDir = ExecOutcomes.workDir(root, cmd, opts);
-    List<String> env = opts.env().apply(hostEntries());
-    return ExecOutcomes.run(request, workDir, env, outputCap(opts), guardFor(cmd, opts), deadline);
+    List<String> env = opts.env().apply(hostEnvironment.entries());
+    return ExecOutcomes.run(
+        request,
+        workDir,
+        env,
+        ExecOutcomes.outputCap(opts, defaultMaxOutputBytes),
+        guardFor(cmd, opts),
+        deadline);
   }
 
   /**
@@ -221,9 +226,9 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
     return EngineSession.start(
         spec,
         workDir,
-        opts.env().apply(hostEntries()),
+        opts.env().apply(hostEnvironment.entries()),
         guardFor(request.command(), opts),
-        outputCap(opts),
+        ExecOutcomes.outputCap(opts, defaultMaxOutputBytes),
         () -> {});
   }
 
@@ -241,12 +246,6 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
               + " not supported by local runner; requires a kernel-level isolation backend");
     }
     ExecPolicy.validate(opts, enforcement());
-  }
-
-  private long outputCap(ExecOptions opts) {
-    return opts.resources().maxOutputBytes() > 0
-        ? opts.resources().maxOutputBytes()
-        : defaultMaxOutputBytes;
   }
 
   private TreeGuard guardFor(String cmd, ExecOptions opts) {
@@ -271,18 +270,6 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
       throw new SandboxException(
           Kind.NOT_AVAILABLE, "sandbox: exec " + cmd + ": resource caps: " + e.getMessage(), e);
     }
-  }
-
-  private List<String> hostEntries() {
-    List<String> entries = hostEntries;
-    if (entries == null) {
-      // The JVM's environment never changes, so its NAME=VALUE list is built once per runner.
-      Map<String, String> env = hostEnvironment.get();
-      List<String> built = new ArrayList<>(env.size());
-      env.forEach((k, v) -> built.add(k + "=" + v));
-      hostEntries = entries = List.copyOf(built);
-    }
-    return entries;
   }
 
   @Override
