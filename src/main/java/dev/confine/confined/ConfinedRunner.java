@@ -1,5 +1,7 @@
 package dev.confine.confined;
 
+import static java.nio.file.LinkOption.NOFOLLOW_LINKS;
+
 import dev.confine.Enforcement;
 import dev.confine.EnforcementReporter;
 import dev.confine.ExecOptions;
@@ -16,6 +18,7 @@ import dev.confine.linux.ConfinementException;
 import dev.confine.linux.ConfinementThreads;
 import dev.confine.linux.ConfinementThreads.Confinement;
 import dev.confine.linux.ConfinementThreads.Network;
+import dev.confine.linux.Directories;
 import dev.confine.linux.Landlock;
 import dev.confine.linux.NativeAccess;
 import dev.confine.linux.SeccompNetDeny;
@@ -32,14 +35,13 @@ import dev.confine.session.ProcessRegistry;
 import dev.confine.session.ProcessSession;
 import dev.confine.session.ProcessSpec;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.DirectoryIteratorException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.SecureDirectoryStream;
+import java.nio.file.attribute.BasicFileAttributeView;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -47,7 +49,6 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
-import java.util.stream.Stream;
 
 /**
  * Runs commands as host processes, like {@link LocalRunner}, confined by the kernel without a
@@ -501,28 +502,75 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
 
   /**
    * Empties {@code tmp} once its exec is over (nothing the exec started is running any more) and
-   * keeps it for a later exec; a directory that cannot be emptied is not reused.
+   * keeps it for a later exec; a directory that cannot be emptied is not reused. The common case,
+   * an exec that left nothing, costs one open and one getdents64.
    */
   private void giveBackScratch(Path tmp) {
-    boolean hadEntries = false;
-    try (DirectoryStream<Path> entries = Files.newDirectoryStream(tmp)) {
-      for (Path e : entries) {
-        hadEntries = true;
-        deleteTree(e);
+    if (Directories.isEmpty(tmp) || emptyWithoutFollowing(tmp)) {
+      idleScratch.addFirst(tmp);
+    }
+  }
+
+  /**
+   * Deletes what an exec left in {@code tmp} and says whether it is an empty directory now. Every
+   * step is relative to an open directory and follows no symbolic link: the scratch parent is
+   * writable by confined children (it holds every exec's TMPDIR), so a child may have replaced
+   * {@code tmp} or anything beneath it with a link to where this unconfined JVM must not delete.
+   * The parent itself cannot be replaced (its own parent is not writable to them).
+   */
+  private boolean emptyWithoutFollowing(Path tmp) {
+    Path name = tmp.getFileName();
+    try (DirectoryStream<Path> parent = Files.newDirectoryStream(scratch)) {
+      if (!(parent instanceof SecureDirectoryStream<Path> sp)) {
+        return false; // no openat on this platform: never reused, removed at exit
+      }
+      if (!isDirectory(sp, name)) {
+        sp.deleteFile(name); // a link or file in its place: removed, the name not reused
+        return false;
+      }
+      try (SecureDirectoryStream<Path> dir = sp.newDirectoryStream(name, NOFOLLOW_LINKS)) {
+        deleteContents(dir, 0);
+      }
+      try (SecureDirectoryStream<Path> dir = sp.newDirectoryStream(name, NOFOLLOW_LINKS)) {
+        return !dir.iterator().hasNext();
       }
     } catch (IOException | DirectoryIteratorException e) {
-      return;
+      return false;
     }
-    if (hadEntries) {
-      try (DirectoryStream<Path> entries = Files.newDirectoryStream(tmp)) {
-        if (entries.iterator().hasNext()) {
-          return;
+  }
+
+  // Deeper trees are left (and the directory not reused): each level holds an open directory.
+  private static final int MAX_SCRATCH_DEPTH = 64;
+
+  private static void deleteContents(SecureDirectoryStream<Path> dir, int depth) {
+    List<Path> names = new ArrayList<>();
+    for (Path entry : dir) {
+      names.add(entry.getFileName());
+    }
+    for (Path n : names) {
+      try {
+        if (isDirectory(dir, n)) {
+          if (depth >= MAX_SCRATCH_DEPTH) {
+            continue;
+          }
+          try (SecureDirectoryStream<Path> sub = dir.newDirectoryStream(n, NOFOLLOW_LINKS)) {
+            deleteContents(sub, depth + 1);
+          }
+          dir.deleteDirectory(n);
+        } else {
+          dir.deleteFile(n);
         }
       } catch (IOException | DirectoryIteratorException e) {
-        return;
+        // best effort: what is left keeps the directory from being reused
       }
     }
-    idleScratch.addFirst(tmp);
+  }
+
+  private static boolean isDirectory(SecureDirectoryStream<Path> dir, Path name)
+      throws IOException {
+    return dir.getFileAttributeView(name, BasicFileAttributeView.class, NOFOLLOW_LINKS)
+        .readAttributes()
+        .isDirectory();
   }
 
   private Confinement confinement(Network network) {
@@ -536,24 +584,6 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
 
   private static SandboxException unavailable(String why) {
     return new SandboxException(Kind.NOT_AVAILABLE, "sandbox: " + why);
-  }
-
-  private static void deleteTree(Path dir) {
-    if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
-      try {
-        Files.deleteIfExists(dir);
-      } catch (IOException e) {
-        // not reused then (the caller checks)
-      }
-      return;
-    }
-    try (Stream<Path> s = Files.walk(dir)) {
-      for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
-        Files.deleteIfExists(p);
-      }
-    } catch (IOException | UncheckedIOException e) {
-      // best effort: the scratch parent is removed at exit when empty
-    }
   }
 
   @Override

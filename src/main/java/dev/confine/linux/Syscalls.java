@@ -65,6 +65,8 @@ final class Syscalls {
       bindVariadic("syscall", FunctionDescriptor.of(LONG, LONG, INT, INT, ADDR, INT), 1);
   private static final MethodHandle SYSCALL_PTR_LONG_INT =
       bindVariadic("syscall", FunctionDescriptor.of(LONG, LONG, ADDR, LONG, INT), 1);
+  private static final MethodHandle SYSCALL_INT_PTR_LONG =
+      bindVariadic("syscall", FunctionDescriptor.of(LONG, LONG, INT, ADDR, LONG), 1);
   private static final MethodHandle SYSCALL_INT_INT_PTR =
       bindVariadic("syscall", FunctionDescriptor.of(LONG, LONG, INT, INT, ADDR), 1);
   private static final MethodHandle PRCTL =
@@ -477,6 +479,21 @@ final class Syscalls {
     MemorySegment st = STATE.get();
     try {
       int r = (int) ACCESS.invokeExact(st, path, mode);
+      return r < 0 ? -errno(st) : r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  private static final int SYS_GETDENTS64 = 217; // x86-64
+
+  /** getdents64(2) of the directory open at {@code fd} into {@code buf}: bytes read or -errno. */
+  static long getdents64(int fd, MemorySegment buf) {
+    MemorySegment st = STATE.get();
+    try {
+      long r =
+          (long)
+              SYSCALL_INT_PTR_LONG.invokeExact(st, (long) SYS_GETDENTS64, fd, buf, buf.byteSize());
       return r < 0 ? -errno(st) : r;
     } catch (Throwable t) {
       throw rethrow(t);

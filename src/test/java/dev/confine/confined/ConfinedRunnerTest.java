@@ -198,6 +198,37 @@ class ConfinedRunnerTest {
   }
 
   @Test
+  void aTmpdirSwappedForASymlinkDoesNotMakeTheJvmDeleteOutsideTheBounds() throws IOException {
+    // The scratch parent is writable (it holds every exec's TMPDIR), so a child can replace its
+    // TMPDIR with a link to a directory it may not write; the unconfined JVM empties TMPDIRs
+    // after each exec and must not follow that link.
+    Path victim = Files.createDirectory(outside.resolve("victim"));
+    Files.writeString(victim.resolve("keep"), "precious\n");
+    Files.createDirectory(victim.resolve("sub"));
+    Files.writeString(victim.resolve("sub").resolve("keep"), "precious\n");
+    ConfinedRunner runner = runner();
+    ExecResult r =
+        runner.exec(
+            "sh",
+            List.of(
+                "-c", "rmdir \"$TMPDIR\" && ln -s " + victim + " \"$TMPDIR\" && ls \"$TMPDIR\"/"),
+            timeout());
+    assertThat(r.exitCode()).as(r.stderrText()).isZero();
+    assertThat(r.stdoutText()).contains("keep"); // reading through the link is allowed
+    assertThat(victim.resolve("keep")).hasContent("precious");
+    assertThat(victim.resolve("sub").resolve("keep")).hasContent("precious");
+    // The next exec gets a real, empty directory, not the link.
+    ExecResult next =
+        runner.exec(
+            "sh",
+            List.of("-c", "test -d \"$TMPDIR\" && test ! -L \"$TMPDIR\" && ls -A \"$TMPDIR\""),
+            timeout());
+    assertThat(next.exitCode()).as(next.stderrText()).isZero();
+    assertThat(next.stdoutText()).isEmpty();
+    assertThat(victim.resolve("keep")).hasContent("precious");
+  }
+
+  @Test
   void concurrentExecsHaveDistinctTmpdirs() throws Exception {
     ConfinedRunner runner = runner();
     // Each writes its TMPDIR into a file in the root and waits until all four have (the exec's

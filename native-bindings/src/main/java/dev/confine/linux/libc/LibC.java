@@ -4575,6 +4575,15 @@ public class LibC extends LibC$shared {
     public static int O_DIRECTORY() {
         return O_DIRECTORY;
     }
+    private static final int O_NOFOLLOW = (int)131072L;
+    /**
+     * {@snippet lang=c :
+     * #define O_NOFOLLOW 131072
+     * }
+     */
+    public static int O_NOFOLLOW() {
+        return O_NOFOLLOW;
+    }
     private static final int O_CLOEXEC = (int)524288L;
     /**
      * {@snippet lang=c :
