@@ -23,7 +23,6 @@ import dev.confine.linux.Landlock;
 import dev.confine.linux.NativeAccess;
 import dev.confine.linux.SeccompNetDeny;
 import dev.confine.linux.ThreadNamespaces;
-import dev.confine.linux.TreeGuard;
 import dev.confine.local.EngineSession;
 import dev.confine.local.ExecOutcomes;
 import dev.confine.local.HostCapability;
@@ -42,6 +41,8 @@ import java.nio.file.Path;
 import java.nio.file.SecureDirectoryStream;
 import java.nio.file.attribute.BasicFileAttributeView;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -103,6 +104,9 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
   private final Enforcement enforcement;
   private final AtomicLong execs = new AtomicLong();
   private final ConcurrentLinkedDeque<Path> idleScratch = new ConcurrentLinkedDeque<>();
+  // Built once per network: sorting the paths cost ~18 us per exec.
+  private final Map<Network, Confinement> confinements =
+      Collections.synchronizedMap(new EnumMap<>(Network.class));
   private final ProcessRegistry sessions = new ProcessRegistry(this::startSession);
 
   private ConfinedRunner(
@@ -361,14 +365,13 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
     Path workDir = ExecOutcomes.workDir(root, cmd, opts);
     Path tmp = takeScratch(cmd);
     try {
-      TreeGuard guard = spec -> ConfinementThreads.spawn(confinement, spec);
       try {
         return ExecOutcomes.run(
             request,
             workDir,
             environment(opts, tmp),
             ExecOutcomes.outputCap(opts, defaultMaxOutputBytes),
-            guard,
+            ConfinementThreads.guard(confinement),
             deadline);
       } catch (ConfinementException e) {
         throw notApplied(cmd, e);
@@ -574,6 +577,10 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
   }
 
   private Confinement confinement(Network network) {
+    return confinements.computeIfAbsent(network, this::makeConfinement);
+  }
+
+  private Confinement makeConfinement(Network network) {
     List<String> writable = new ArrayList<>();
     writable.add(root.toString());
     writable.addAll(writablePaths);

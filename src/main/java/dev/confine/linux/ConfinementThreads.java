@@ -128,21 +128,46 @@ public final class ConfinementThreads {
    * @throws ErrnoException when the spawn itself fails
    */
   public static Spawner.Spawned spawn(Confinement confinement, SpawnSpec spec) {
+    return submit(confinement, spec, null).await();
+  }
+
+  /**
+   * A guard that spawns under {@code confinement}. An {@link Execution} of a platform thread hands
+   * its spawn over without waiting for it ({@link TreeGuard.HandedOff}); everything else spawns as
+   * {@link #spawn} does.
+   */
+  public static TreeGuard guard(Confinement confinement) {
+    Objects.requireNonNull(confinement, "confinement");
+    return new TreeGuard.HandedOff() {
+      @Override
+      public Spawner.Spawned spawn(SpawnSpec spec) {
+        return ConfinementThreads.spawn(confinement, spec);
+      }
+
+      @Override
+      public PendingSpawn submit(SpawnSpec spec, Spawner.Pipes pipes) {
+        return ConfinementThreads.submit(confinement, spec, Objects.requireNonNull(pipes));
+      }
+    };
+  }
+
+  /**
+   * Queues {@code spec} for the confinement thread of {@code confinement} and returns at once. With
+   * {@code pipes} the child gets them as its stdio and their child ends are closed once the spawn
+   * is over, succeeded or not (so a caller sleeping on the parent ends wakes on a failure); the
+   * parent ends stay the caller's. The thread finishing the spawn wakes nobody unless a caller
+   * already waits in {@link PendingSpawn#await}.
+   */
+  static PendingSpawn submit(Confinement confinement, SpawnSpec spec, Spawner.Pipes pipes) {
     startEngineThreads();
+    Request r = new Request(spec, pipes);
     while (true) {
       Worker w = worker(confinement);
-      Request r = new Request(spec);
-      if (!w.submit(r)) {
-        continue; // retired in between: take (or make) the current one
+      r.worker = w;
+      if (w.submit(r)) {
+        return r;
       }
-      try {
-        return r.await();
-      } catch (ConfinementException e) {
-        synchronized (POOL) {
-          LIVE.remove(confinement, w);
-        }
-        throw e;
-      }
+      // retired in between: take (or make) the current one
     }
   }
 
@@ -177,16 +202,19 @@ public final class ConfinementThreads {
   }
 
   /** One spawn handed to a confinement thread, and its outcome. */
-  private static final class Request {
+  private static final class Request implements PendingSpawn {
     private final SpawnSpec spec;
+    private final Spawner.Pipes pipes; // null: Spawner makes them
+    private volatile Worker worker;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition done = lock.newCondition();
-    private boolean finished;
+    private volatile boolean finished; // written under lock, read without it by poll
     private Spawner.Spawned result;
     private Throwable failure;
 
-    Request(SpawnSpec spec) {
+    Request(SpawnSpec spec, Spawner.Pipes pipes) {
       this.spec = spec;
+      this.pipes = pipes;
     }
 
     /** On the confinement thread. */
@@ -194,36 +222,61 @@ public final class ConfinementThreads {
       Spawner.Spawned s = null;
       Throwable f = null;
       try {
-        s = Spawner.spawn(spec);
+        s = pipes == null ? Spawner.spawn(spec) : Spawner.spawn(spec, pipes, -1);
       } catch (Throwable t) {
         f = t;
       }
       finish(s, f);
     }
 
-    void finish(Spawner.Spawned s, Throwable f) {
+    /** Fails a request that never ran: its child's pipe ends are closed as a spawn would. */
+    void fail(ConfinementException f) {
+      if (pipes != null) {
+        Spawner.closeQuietly(pipes.stdinRead(), pipes.stdoutWrite(), pipes.stderrWrite());
+      }
+      finish(null, f);
+    }
+
+    private void finish(Spawner.Spawned s, Throwable f) {
       lock.lock();
       try {
         result = s;
         failure = f;
         finished = true;
-        done.signalAll();
+        done.signalAll(); // wakes nobody unless a caller already waits
       } finally {
         lock.unlock();
       }
     }
 
-    Spawner.Spawned await() {
-      lock.lock();
-      try {
-        while (!finished) {
-          done.awaitUninterruptibly();
+    @Override
+    public Spawner.Spawned poll() {
+      return finished ? outcome() : null;
+    }
+
+    @Override
+    public Spawner.Spawned await() {
+      if (!finished) {
+        lock.lock();
+        try {
+          while (!finished) {
+            done.awaitUninterruptibly();
+          }
+        } finally {
+          lock.unlock();
         }
-      } finally {
-        lock.unlock();
       }
+      return outcome();
+    }
+
+    private Spawner.Spawned outcome() {
       if (failure == null) {
         return result;
+      }
+      if (failure instanceof ConfinementException) {
+        synchronized (POOL) {
+          LIVE.remove(worker.confinement, worker); // the next spawn tries a new thread
+        }
       }
       if (failure instanceof RuntimeException re) {
         throw re;
@@ -261,7 +314,7 @@ public final class ConfinementThreads {
       lock.lock();
       try {
         if (failure != null) {
-          r.finish(null, failure);
+          r.fail(failure);
           return true;
         }
         if (retired || ended) {
@@ -324,7 +377,7 @@ public final class ConfinementThreads {
           failure = f;
           ended = true;
           for (Request r : queue) {
-            r.finish(null, f);
+            r.fail(f);
           }
           queue.clear();
         } finally {
@@ -332,22 +385,24 @@ public final class ConfinementThreads {
         }
         return;
       }
-      while (true) {
-        Request r;
-        lock.lock();
-        try {
-          while (queue.isEmpty() && !retired) {
-            changed.awaitUninterruptibly();
-          }
-          r = queue.poll();
-          if (r == null) {
-            ended = true;
-            return;
-          }
-        } finally {
-          lock.unlock();
-        }
+      Request r;
+      while ((r = next()) != null) {
         r.run();
+      }
+    }
+
+    /** The next request, waiting for it; null once retired with nothing queued. */
+    private Request next() {
+      lock.lock();
+      try {
+        while (queue.isEmpty() && !retired) {
+          changed.awaitUninterruptibly();
+        }
+        Request r = queue.poll();
+        ended = r == null;
+        return r;
+      } finally {
+        lock.unlock();
       }
     }
 

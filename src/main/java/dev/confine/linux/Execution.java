@@ -22,9 +22,14 @@ public final class Execution {
   private static final long REAP_AFTER_KILL_NANOS = TimeUnit.SECONDS.toNanos(10);
   // Killed holders close their pipes within milliseconds; after the drain this is all we wait.
   private static final long SETTLE_AFTER_KILL_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
+  // A handed-off spawn's outcome is picked up at the latest this long after the hand-off, so that
+  // an exit is seen on the pidfd while a background process still holds the pipes.
+  private static final long ADOPT_WITHIN_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
   private final FdDriver driver;
-  private final int pid;
+  private int pid; // -1 while a handed-off spawn is pending
+  private PendingSpawn pending; // the caller's thread only
+  private RuntimeException spawnFailure;
   private final long startNanos;
   private final CappedBuffer stdout;
   private final CappedBuffer stderr;
@@ -77,7 +82,9 @@ public final class Execution {
   /**
    * Spawns {@code spec} under {@code guard} (a cgroup, the sampler) and starts watching it. The
    * execution owns the guard from now on and closes it when {@link #runToCompletion} ends; when the
-   * spawn fails the guard is closed before the failure is thrown.
+   * spawn fails the guard is closed before the failure is thrown. A platform caller hands the spawn
+   * of a {@link TreeGuard.HandedOff} guard over without waiting for it: its failure is then thrown
+   * by {@link #runToCompletion}.
    */
   public static Execution start(SpawnSpec spec, byte[] stdin, long outputCap, TreeGuard guard) {
     // A platform thread waits for its child itself; a virtual one must not block in poll.
@@ -100,6 +107,11 @@ public final class Execution {
 
   private static Execution start(
       SpawnSpec spec, byte[] stdin, long outputCap, TreeGuard guard, FdDriver driver) {
+    if (guard instanceof TreeGuard.HandedOff h
+        && driver instanceof CallerPoll
+        && spec.terminal() == null) {
+      return handOff(spec, stdin, outputCap, h, driver);
+    }
     Spawner.Spawned s;
     try {
       s = guard.spawn(spec);
@@ -109,24 +121,91 @@ public final class Execution {
     }
     guard.started(s.pid());
     Execution e = new Execution(driver, s.pid(), outputCap, guard);
-    Syscalls.setNonBlocking(s.stdoutFd());
-    Syscalls.setNonBlocking(s.stderrFd());
-    e.register(e.out, s.stdoutFd(), LibC.EPOLLIN(), e.reader(e.out, e.stdout));
-    e.register(e.err, s.stderrFd(), LibC.EPOLLIN(), e.reader(e.err, e.stderr));
-    if (s.stdinFd() >= 0) {
-      if (stdin == null || stdin.length == 0) {
-        Syscalls.close(s.stdinFd());
-      } else {
-        Syscalls.setNonBlocking(s.stdinFd());
-        e.register(e.in, s.stdinFd(), LibC.EPOLLOUT(), e.writer(stdin));
-      }
-    }
+    e.watchPipes(s.stdinFd(), s.stdoutFd(), s.stderrFd(), stdin);
     driver.register(s.pidfd(), LibC.EPOLLIN(), e::onExit, true);
     return e;
   }
 
+  /**
+   * Hands the spawn to the guard's thread with pipes made here and watches their parent ends at
+   * once, without waiting for the spawn: the caller sleeps until the child writes or closes its
+   * outputs (a failed spawn closes the child's ends too) and picks up the pid and pidfd then, or
+   * after {@link #ADOPT_WITHIN_NANOS} at the latest (see {@link #adopt}).
+   */
+  private static Execution handOff(
+      SpawnSpec spec, byte[] stdin, long outputCap, TreeGuard.HandedOff guard, FdDriver driver) {
+    Spawner.Pipes pipes;
+    PendingSpawn pending;
+    try {
+      pipes = Spawner.Pipes.open(spec.pipeStdin());
+    } catch (RuntimeException e) {
+      guard.close();
+      throw e;
+    }
+    try {
+      pending = guard.submit(spec, pipes);
+    } catch (RuntimeException e) {
+      Spawner.closeQuietly(pipes.stdinRead(), pipes.stdoutWrite(), pipes.stderrWrite());
+      pipes.closeParentEnds();
+      guard.close();
+      throw e;
+    }
+    Execution e = new Execution(driver, -1, outputCap, guard);
+    e.pending = pending;
+    e.watchPipes(pipes.stdinWrite(), pipes.stdoutRead(), pipes.stderrRead(), stdin);
+    return e;
+  }
+
+  private void watchPipes(int stdinFd, int stdoutFd, int stderrFd, byte[] stdinBytes) {
+    Syscalls.setNonBlocking(stdoutFd);
+    Syscalls.setNonBlocking(stderrFd);
+    register(out, stdoutFd, LibC.EPOLLIN(), reader(out, stdout));
+    register(err, stderrFd, LibC.EPOLLIN(), reader(err, stderr));
+    if (stdinFd >= 0) {
+      if (stdinBytes == null || stdinBytes.length == 0) {
+        Syscalls.close(stdinFd);
+      } else {
+        Syscalls.setNonBlocking(stdinFd);
+        register(in, stdinFd, LibC.EPOLLOUT(), writer(stdinBytes));
+      }
+    }
+  }
+
+  /**
+   * Takes a handed-off spawn's outcome if it is there, or waits for it with {@code block}: the pid,
+   * the guard told, the pidfd watched. A failed spawn's exception is thrown (and kept for {@link
+   * #runToCompletion}, which cleans up and rethrows it).
+   *
+   * @return whether the child is known (always true when nothing was handed off)
+   */
+  private boolean adopt(boolean block) {
+    if (pending == null) {
+      if (spawnFailure != null) {
+        throw spawnFailure;
+      }
+      return true;
+    }
+    Spawner.Spawned s;
+    try {
+      s = block ? pending.await() : pending.poll();
+    } catch (RuntimeException e) {
+      pending = null;
+      spawnFailure = e;
+      throw e;
+    }
+    if (s == null) {
+      return false;
+    }
+    pending = null;
+    pid = s.pid();
+    guard.started(pid);
+    driver.register(s.pidfd(), LibC.EPOLLIN(), this::onExit, true);
+    return true;
+  }
+
   /** The child's pid, which is also its process group and session id. */
   public int pid() {
+    adopt(true);
     return pid;
   }
 
@@ -304,6 +383,16 @@ public final class Execution {
   }
 
   private boolean awaitUntil(long deadlineNanos) throws InterruptedException {
+    if (pending != null) {
+      // An output at end of file means the child exited, closed it, or never started: its outcome
+      // is due. Until then the child's own events wake the caller, not the spawning thread.
+      long adoptBy = startNanos + ADOPT_WITHIN_NANOS;
+      boolean due = openOutputs < 2 || System.nanoTime() - adoptBy >= 0;
+      if (!adopt(due) && adoptBy - deadlineNanos < 0) {
+        driver.await(changed, adoptBy);
+        return true; // not the caller's deadline: it re-checks
+      }
+    }
     return driver.await(changed, deadlineNanos);
   }
 
@@ -317,6 +406,7 @@ public final class Execution {
    * @return whether any process received it (false: the group was already gone)
    */
   public boolean killGroup() {
+    adopt(true);
     return Syscalls.kill(-pid, LibC.SIGKILL()) == 0;
   }
 
@@ -359,9 +449,23 @@ public final class Execution {
    * </ul>
    *
    * <p>An interrupt is reported as {@link Completion.Ending#INTERRUPTED} with the thread's
-   * interrupt status set again.
+   * interrupt status set again. A handed-off spawn that failed is thrown from here as {@link
+   * #start} would have thrown it, its pipes closed and the guard closed.
    */
   public Completion runToCompletion(long deadlineNanos, long drainNanos) {
+    try {
+      return waitAndFinish(deadlineNanos, drainNanos);
+    } catch (RuntimeException e) {
+      if (e != spawnFailure) {
+        throw e;
+      }
+      closeStreams(); // the handed-off spawn failed: its pipes and guard go, the failure is thrown
+      guard.close();
+      throw e;
+    }
+  }
+
+  private Completion waitAndFinish(long deadlineNanos, long drainNanos) {
     Completion.Ending ending = Completion.Ending.EXITED;
     boolean exited;
     try {

@@ -86,33 +86,72 @@ public final class Spawner {
       }
       return new Spawned(pid, pidfd, -1, -1, -1);
     }
-    int[] in = spec.pipeStdin() ? Syscalls.pipe2(LibC.O_CLOEXEC()) : null;
-    int[] out = null;
-    int[] err = null;
+    Pipes pipes = Pipes.open(spec.pipeStdin());
     try {
-      out = Syscalls.pipe2(LibC.O_CLOEXEC());
-      err = Syscalls.pipe2(LibC.O_CLOEXEC());
-      int pid = posixSpawn(spec, in == null ? -1 : in[0], out[1], err[1], cgroupFd);
-      closeQuietly(in == null ? -1 : in[0], out[1], err[1]);
-      int pidfd = Syscalls.pidfdOpen(pid);
-      if (pidfd < 0) {
-        // Without a pidfd nothing can watch or reap this child safely: stop it now.
-        Syscalls.kill(-pid, LibC.SIGKILL());
-        closeQuietly(in == null ? -1 : in[1], out[0], err[0]);
-        throw new ErrnoException("pidfd_open", -pidfd);
-      }
-      return new Spawned(pid, pidfd, in == null ? -1 : in[1], out[0], err[0]);
+      return spawn(spec, pipes, cgroupFd);
     } catch (RuntimeException e) {
-      if (in != null) {
-        closeQuietly(in[0], in[1]);
-      }
-      if (out != null) {
-        closeQuietly(out[0], out[1]);
-      }
-      if (err != null) {
-        closeQuietly(err[0], err[1]);
-      }
+      pipes.closeParentEnds();
       throw e;
+    }
+  }
+
+  /**
+   * Spawns {@code spec} (not a terminal one) with {@code pipes} as its stdio. The child's ends are
+   * closed here whatever happens; the parent's ends stay the caller's, also when this throws.
+   */
+  static Spawned spawn(SpawnSpec spec, Pipes pipes, int cgroupFd) {
+    if (spec.terminal() != null) {
+      throw new IllegalArgumentException("a terminal spec has no pipes");
+    }
+    int pid;
+    try {
+      pid = posixSpawn(spec, pipes.stdinRead(), pipes.stdoutWrite(), pipes.stderrWrite(), cgroupFd);
+    } finally {
+      closeQuietly(pipes.stdinRead(), pipes.stdoutWrite(), pipes.stderrWrite());
+    }
+    int pidfd = Syscalls.pidfdOpen(pid);
+    if (pidfd < 0) {
+      // Without a pidfd nothing can watch or reap this child safely: stop it now.
+      Syscalls.kill(-pid, LibC.SIGKILL());
+      throw new ErrnoException("pidfd_open", -pidfd);
+    }
+    return new Spawned(pid, pidfd, pipes.stdinWrite(), pipes.stdoutRead(), pipes.stderrRead());
+  }
+
+  /**
+   * A child's stdio pipes, O_CLOEXEC: the child's ends (read end of stdin, write ends of stdout and
+   * stderr) and the parent's; -1 for stdin when the child reads /dev/null.
+   */
+  record Pipes(
+      int stdinRead,
+      int stdinWrite,
+      int stdoutRead,
+      int stdoutWrite,
+      int stderrRead,
+      int stderrWrite) {
+    /**
+     * Opens them; nothing stays open when one fails.
+     *
+     * @throws ErrnoException when pipe2 fails
+     */
+    static Pipes open(boolean stdin) {
+      int[] in = stdin ? Syscalls.pipe2(LibC.O_CLOEXEC()) : new int[] {-1, -1};
+      int[] out = null;
+      try {
+        out = Syscalls.pipe2(LibC.O_CLOEXEC());
+        int[] err = Syscalls.pipe2(LibC.O_CLOEXEC());
+        return new Pipes(in[0], in[1], out[0], out[1], err[0], err[1]);
+      } catch (RuntimeException e) {
+        closeQuietly(in[0], in[1]);
+        if (out != null) {
+          closeQuietly(out[0], out[1]);
+        }
+        throw e;
+      }
+    }
+
+    void closeParentEnds() {
+      closeQuietly(stdinWrite, stdoutRead, stderrRead);
     }
   }
 

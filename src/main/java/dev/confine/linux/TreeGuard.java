@@ -40,4 +40,19 @@ public interface TreeGuard extends AutoCloseable {
 
   /** No guard: the process group is all there is. */
   TreeGuard NONE = Spawner::spawn;
+
+  /**
+   * A guard whose spawns run on another thread (a confinement thread). An {@link Execution} whose
+   * caller waits on its own thread submits the spawn with pipes it made and sleeps on their parent
+   * ends: the child's output or exit wakes it, not the end of the spawn, which would make a third
+   * runnable thread while the child starts.
+   */
+  interface HandedOff extends TreeGuard {
+    /**
+     * Queues the spawn of {@code spec} with {@code pipes} as its stdio (their child ends are closed
+     * once it is over, whatever the outcome; the parent ends stay the caller's) and returns at
+     * once.
+     */
+    PendingSpawn submit(SpawnSpec spec, Spawner.Pipes pipes);
+  }
 }

@@ -88,6 +88,7 @@ public final class ExecOutcomes {
       throw e;
     }
     Execution execution;
+    Completion done;
     try {
       execution =
           Execution.start(
@@ -95,12 +96,13 @@ public final class ExecOutcomes {
               opts.stdin(),
               outputCap,
               guard);
+      // A spawn handed to another thread reports its failure from here.
+      done = execution.runToCompletion(deadline, LocalRunner.DRAIN.toNanos());
     } catch (ErrnoException e) {
       throw spawnFailure(cmd, e);
     } catch (EngineException e) {
       throw new SandboxException(Kind.INTERNAL, "sandbox: exec " + cmd + ": " + e.getMessage(), e);
     }
-    Completion done = execution.runToCompletion(deadline, LocalRunner.DRAIN.toNanos());
     return classify(cmd, opts, execution, done);
   }
 
