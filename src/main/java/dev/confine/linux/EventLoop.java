@@ -39,7 +39,7 @@ public final class EventLoop {
     void onEvents(long token, int events);
   }
 
-  private record Registration(int fd, Handler handler, boolean late) {}
+  private record Registration(int fd, int eventMask, Handler handler, boolean late) {}
 
   /** A task that runs on the loop thread at a deadline unless cancelled first. */
   public static final class Timer implements Comparable<Timer> {
@@ -145,7 +145,7 @@ public final class EventLoop {
    */
   public long register(int fd, int eventMask, Handler handler, boolean late) {
     long token = nextToken.getAndIncrement();
-    registrations.put(token, new Registration(fd, handler, late));
+    registrations.put(token, new Registration(fd, eventMask, handler, late));
     int r = ctl(LibC.EPOLL_CTL_ADD(), fd, eventMask, token);
     if (r < 0) {
       registrations.remove(token);
@@ -167,6 +167,29 @@ public final class EventLoop {
       }
     } else {
       execute(() -> close(token));
+    }
+  }
+
+  /**
+   * Stops watching the fd of {@code token} without closing it, from any thread, until {@link
+   * #resume}. An event the loop collected just before may still reach the handler. The caller must
+   * keep the registration from being closed meanwhile (the session's output claim does).
+   */
+  void suspend(long token) {
+    Registration reg = registrations.get(token);
+    if (reg != null) {
+      ctl(LibC.EPOLL_CTL_DEL(), reg.fd, 0, token);
+    }
+  }
+
+  /** Watches the fd of a {@link #suspend suspended} {@code token} again, from any thread. */
+  void resume(long token) {
+    Registration reg = registrations.get(token);
+    if (reg != null) {
+      int r = ctl(LibC.EPOLL_CTL_ADD(), reg.fd, reg.eventMask, token);
+      if (r < 0) {
+        throw new ErrnoException("epoll_ctl(ADD)", -r);
+      }
     }
   }
 

@@ -37,6 +37,9 @@ public final class SessionProcess {
   private static final int READS_PER_EVENT = 16;
   private static final int WRITE_POLL_MILLIS = 50;
   private static final int MAX_CHUNK = 64 * 1024;
+  // How long a client waiting in a read polls the outputs itself before it waits for the loop.
+  private static final int CALLER_SLICE_MILLIS = 10;
+  private static final long CALLER_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(CALLER_SLICE_MILLIS);
   // FIONREAD's answer; used only on the loop thread, one handler call at a time.
   private static final MemorySegment AVAILABLE = Arena.global().allocate(ValueLayout.JAVA_INT);
 
@@ -97,6 +100,21 @@ public final class SessionProcess {
   private final long[] outputTokens = {-1, -1};
   private final List<byte[]> batch = new ArrayList<>(READS_PER_EVENT);
   private final boolean[] outputOpen = {false, false};
+
+  // Who reads the outputs: the loop's handlers, or a platform thread waiting in a read of the
+  // session (readOnCaller), one at a time. Output fds are closed only under it, so a client never
+  // reads a closed (or reused) fd. Lock order: claim, then the listener's locks.
+  private final ReentrantLock claim = new ReentrantLock();
+  // Under claim: each open output's fd (-1 once closed), token and stream, for a reading client.
+  private final int[] claimFds = {-1, -1};
+  private final long[] claimTokens = {-1, -1};
+  private final int[] claimStreams = {-1, -1};
+  private final boolean[] callerSawEnd = {false, false}; // its end is the loop's to handle
+  private boolean callerReads; // under claim: the open outputs are off the loop's watch list
+  private final boolean[] suspended = {false, false}; // under claim: which ones
+  private long lastCallerRead; // under claim
+  private int callerTurn; // under claim
+  private volatile boolean outputsWatched;
 
   private SessionProcess(
       EventLoop loop,
@@ -182,10 +200,9 @@ public final class SessionProcess {
     SessionProcess p = new SessionProcess(loop, s.pid(), tty, input, guard, listener, drainNanos);
     Syscalls.setNonBlocking(input); // the pty duplicate shares the master's flags anyway
     if (tty) {
-      p.watchOutput(TTY, 0, pty.master());
+      p.watchOutputs(new int[] {TTY}, new int[] {pty.master()});
     } else {
-      p.watchOutput(STDOUT, 0, s.stdoutFd());
-      p.watchOutput(STDERR, 1, s.stderrFd());
+      p.watchOutputs(new int[] {STDOUT, STDERR}, new int[] {s.stdoutFd(), s.stderrFd()});
     }
     long deadline = timeoutNanos > 0 ? System.nanoTime() + timeoutNanos : 0;
     int pidfd = s.pidfd();
@@ -199,14 +216,29 @@ public final class SessionProcess {
     return p;
   }
 
-  private void watchOutput(int stream, int slot, int fd) {
-    Syscalls.setNonBlocking(fd);
-    // Registered from the loop thread so that its bookkeeping needs no lock.
+  private void watchOutputs(int[] streams, int[] fds) {
+    for (int fd : fds) {
+      Syscalls.setNonBlocking(fd);
+    }
+    // Registered from the loop thread so that its bookkeeping needs no lock; no client claims the
+    // outputs before they are all watched.
     loop.execute(
         () -> {
-          openOutputs++;
-          outputOpen[slot] = true;
-          outputTokens[slot] = loop.register(fd, LibC.EPOLLIN(), reader(stream, slot));
+          claim.lock();
+          try {
+            for (int slot = 0; slot < fds.length; slot++) {
+              openOutputs++;
+              outputOpen[slot] = true;
+              outputTokens[slot] =
+                  loop.register(fds[slot], LibC.EPOLLIN(), reader(streams[slot], slot));
+              claimFds[slot] = fds[slot];
+              claimTokens[slot] = outputTokens[slot];
+              claimStreams[slot] = streams[slot];
+            }
+          } finally {
+            claim.unlock();
+          }
+          outputsWatched = true;
         });
   }
 
@@ -222,52 +254,233 @@ public final class SessionProcess {
 
   private EventLoop.Handler reader(int stream, int slot) {
     return (token, events) -> {
-      MemorySegment buf = loop.readBuffer();
-      boolean ended = false;
-      int fd = loop.fdOf(token);
-      for (int i = 0; i < READS_PER_EVENT; i++) {
-        // Sized by what is waiting, the chunk's array is filled by the kernel itself: no copy
-        // through a native buffer, no array larger than the chunk.
-        int available =
-            Syscalls.ioctl(fd, LibC.FIONREAD(), AVAILABLE) == 0
-                ? AVAILABLE.get(ValueLayout.JAVA_INT, 0)
-                : 0;
-        long n;
-        if (available > 0) {
-          byte[] chunk = new byte[Math.min(available, MAX_CHUNK)];
-          n = Syscalls.readInto(fd, chunk);
-          if (n > 0) {
-            batch.add(n == chunk.length ? chunk : Arrays.copyOf(chunk, (int) n));
-            continue;
-          }
-        } else {
-          // Nothing announced: end of file, EIO or EAGAIN, or bytes that arrived just now.
-          n = Syscalls.read(fd, buf, buf.byteSize());
-          if (n > 0) {
-            batch.add(buf.asSlice(0, n).toArray(ValueLayout.JAVA_BYTE));
-            continue;
-          }
-        }
-        // 0 is end of file; EIO on a pty master means every slave fd is closed: the same.
-        ended = n != -LibC.EAGAIN() && n != -LibC.EINTR();
-        break;
+      if (!claim.tryLock()) {
+        return; // a client reads the outputs itself; its fds are not watched meanwhile
       }
-      if (!batch.isEmpty()) {
-        // One hand-over per wake-up: a reader waiting on the log wakes once, not once per read.
-        listener.output(stream, batch);
-        batch.clear();
-      }
-      if (ended) {
-        outputClosed(slot);
+      try {
+        readOnLoop(stream, slot, token);
+      } finally {
+        claim.unlock();
       }
     };
   }
 
+  private void readOnLoop(int stream, int slot, long token) {
+    MemorySegment buf = loop.readBuffer();
+    boolean ended = false;
+    int fd = loop.fdOf(token);
+    for (int i = 0; i < READS_PER_EVENT; i++) {
+      // Sized by what is waiting, the chunk's array is filled by the kernel itself: no copy
+      // through a native buffer, no array larger than the chunk.
+      int available =
+          Syscalls.ioctl(fd, LibC.FIONREAD(), AVAILABLE) == 0
+              ? AVAILABLE.get(ValueLayout.JAVA_INT, 0)
+              : 0;
+      long n;
+      if (available > 0) {
+        byte[] chunk = new byte[Math.min(available, MAX_CHUNK)];
+        n = Syscalls.readInto(fd, chunk);
+        if (n > 0) {
+          batch.add(n == chunk.length ? chunk : Arrays.copyOf(chunk, (int) n));
+          continue;
+        }
+      } else {
+        // Nothing announced: end of file, EIO or EAGAIN, or bytes that arrived just now.
+        n = Syscalls.read(fd, buf, buf.byteSize());
+        if (n > 0) {
+          batch.add(buf.asSlice(0, n).toArray(ValueLayout.JAVA_BYTE));
+          continue;
+        }
+      }
+      // 0 is end of file; EIO on a pty master means every slave fd is closed: the same.
+      ended = n != -LibC.EAGAIN() && n != -LibC.EINTR();
+      break;
+    }
+    if (!batch.isEmpty()) {
+      // One hand-over per wake-up: a reader waiting on the log wakes once, not once per read.
+      listener.output(stream, batch);
+      batch.clear();
+    }
+    if (ended) {
+      outputClosed(slot);
+    }
+  }
+
+  /**
+   * Reads the child's output on the calling platform thread while it waits in a read of the
+   * session, instead of waiting for the loop thread to read it and hand it over: on two CPUs that
+   * takes a third busy thread (the loop) out of a stream's path. The outputs are claimed and taken
+   * off the loop's watch list, polled for at most {@value #CALLER_SLICE_MILLIS} ms (or until {@code
+   * deadlineNanos}), and read until the pipe is empty; what was read goes to the listener. While
+   * output keeps coming they stay off the loop's list between reads, so that the loop is not woken
+   * by every write of the child; they go back to it when a slice passes without output, when an
+   * output ends (the loop handles the end and closes it), or when no client has read for a slice
+   * (the loop's reclaim timer).
+   *
+   * @return true when output (or an output's end) was taken in, or the thread is interrupted: the
+   *     caller re-checks; false when a virtual thread calls, the loop or another client holds the
+   *     outputs, none is left for a client, or nothing came within the slice: the caller waits for
+   *     the loop as before
+   */
+  public boolean readOnCaller(long deadlineNanos) {
+    if (!outputsWatched || Thread.currentThread().isVirtual() || !claim.tryLock()) {
+      return false;
+    }
+    try {
+      CallerBuffers b = CALLER_BUFFERS.get();
+      int n = 0;
+      for (int slot = 0; slot < 2; slot++) {
+        if (claimFds[slot] >= 0 && !callerSawEnd[slot]) {
+          b.slots[n++] = slot;
+        }
+      }
+      long left =
+          deadlineNanos == Long.MAX_VALUE ? Long.MAX_VALUE : deadlineNanos - System.nanoTime();
+      if (n == 0 || left <= 0) {
+        return false;
+      }
+      int timeout =
+          (int)
+              Math.min(
+                  CALLER_SLICE_MILLIS, (Math.min(left, Long.MAX_VALUE / 2) + 999_999) / 1_000_000);
+      if (!callerReads) {
+        for (int i = 0; i < n; i++) {
+          loop.suspend(claimTokens[b.slots[i]]);
+          suspended[b.slots[i]] = true;
+        }
+        callerReads = true;
+        loop.schedule(System.nanoTime() + CALLER_SLICE_NANOS, this::reclaimOutputs);
+      }
+      // Read first: while output streams in there usually is some, and a poll would only cost.
+      // Once the first output gave something, the second is tried every fourth time only (a read
+      // that finds nothing is a system call per chunk); a poll finds it whenever the first is
+      // quiet.
+      boolean progress = false;
+      boolean ended = false;
+      for (int i = 0; i < n; i++) {
+        int slot = b.slots[i];
+        if (progress && (++callerTurn & 3) != 0) {
+          continue;
+        }
+        progress |= readOnCaller(slot, b);
+        ended |= callerSawEnd[slot];
+      }
+      if (!progress) {
+        long size = pollfd.sizeof();
+        for (int i = 0; i < n; i++) {
+          MemorySegment p = b.pollfds.asSlice(i * size, size);
+          pollfd.fd(p, claimFds[b.slots[i]]);
+          pollfd.events(p, (short) LibC.POLLIN());
+          pollfd.revents(p, (short) 0);
+        }
+        if (Syscalls.poll(b.pollfds, n, timeout) > 0) {
+          for (int i = 0; i < n; i++) {
+            int slot = b.slots[i];
+            if (pollfd.revents(b.pollfds.asSlice(i * size, size)) != 0) {
+              progress |= readOnCaller(slot, b);
+              ended |= callerSawEnd[slot];
+            }
+          }
+        }
+      }
+      lastCallerRead = System.nanoTime();
+      if (!progress || ended) {
+        giveOutputsBack(); // quiet, or an end for the loop to handle: the loop watches again
+      }
+      return progress || Thread.currentThread().isInterrupted();
+    } finally {
+      claim.unlock();
+    }
+  }
+
+  /** Under the claim: the loop watches the open outputs again. */
+  private void giveOutputsBack() {
+    if (callerReads) {
+      callerReads = false;
+      for (int slot = 0; slot < 2; slot++) {
+        if (suspended[slot]) {
+          suspended[slot] = false;
+          if (claimFds[slot] >= 0) {
+            loop.resume(claimTokens[slot]);
+          }
+        }
+      }
+    }
+  }
+
+  /**
+   * On the loop thread, a slice after a client took the outputs: takes them back once no client has
+   * read them for a slice (it stopped reading with output still coming), else looks again.
+   */
+  private void reclaimOutputs() {
+    if (!claim.tryLock()) {
+      loop.schedule(System.nanoTime() + CALLER_SLICE_NANOS, this::reclaimOutputs);
+      return;
+    }
+    try {
+      if (!callerReads) {
+        return;
+      }
+      long idle = System.nanoTime() - lastCallerRead;
+      if (idle < CALLER_SLICE_NANOS) {
+        loop.schedule(lastCallerRead + CALLER_SLICE_NANOS, this::reclaimOutputs);
+        return;
+      }
+      giveOutputsBack();
+    } finally {
+      claim.unlock();
+    }
+  }
+
+  private boolean readOnCaller(int slot, CallerBuffers b) {
+    int fd = claimFds[slot];
+    boolean ended = false;
+    for (int i = 0; i < READS_PER_EVENT; i++) {
+      long r = Syscalls.read(fd, b.io, b.io.byteSize());
+      if (r > 0) {
+        b.batch.add(b.io.asSlice(0, r).toArray(ValueLayout.JAVA_BYTE));
+        if (r < b.io.byteSize()) {
+          break; // the pipe is (almost surely) empty: the next call finds out
+        }
+        continue;
+      }
+      // End of file, or EIO on a pty master: the loop sees it too once the fd is watched again.
+      ended = r != -LibC.EAGAIN() && r != -LibC.EINTR();
+      break;
+    }
+    boolean got = !b.batch.isEmpty();
+    if (got) {
+      try {
+        listener.output(claimStreams[slot], b.batch);
+      } finally {
+        b.batch.clear();
+      }
+    }
+    if (ended) {
+      callerSawEnd[slot] = true;
+    }
+    return got || ended;
+  }
+
+  /** A reading client's native memory, reused by every read of its thread. */
+  private static final class CallerBuffers {
+    final Arena arena = Arena.ofAuto();
+    final MemorySegment io = arena.allocate(64 * 1024);
+    final MemorySegment pollfds = pollfd.allocateArray(2, arena);
+    final int[] slots = new int[2];
+    final List<byte[]> batch = new ArrayList<>(READS_PER_EVENT);
+  }
+
+  private static final ThreadLocal<CallerBuffers> CALLER_BUFFERS =
+      ThreadLocal.withInitial(CallerBuffers::new);
+
+  /** On the loop thread, holding the claim (no client reads the fd it closes). */
   private void outputClosed(int slot) {
     if (!outputOpen[slot]) {
       return;
     }
     outputOpen[slot] = false;
+    claimFds[slot] = -1;
     loop.close(outputTokens[slot]);
     if (--openOutputs == 0 && reaped) {
       finish();
@@ -305,14 +518,25 @@ public final class SessionProcess {
     }
     // A background process still holds the output: kill what can be killed, then stop reading.
     killTree();
-    drainTimer =
-        loop.schedule(
-            System.nanoTime() + SETTLE_AFTER_KILL_NANOS,
-            () -> {
-              for (int slot = 0; slot < 2; slot++) {
-                outputClosed(slot);
-              }
-            });
+    drainTimer = loop.schedule(System.nanoTime() + SETTLE_AFTER_KILL_NANOS, this::cutOutputs);
+  }
+
+  /** Stops reading the outputs still open; after a client's slice when one is reading them. */
+  private void cutOutputs() {
+    if (finished) {
+      return;
+    }
+    if (!claim.tryLock()) {
+      drainTimer = loop.schedule(System.nanoTime() + CALLER_SLICE_NANOS, this::cutOutputs);
+      return;
+    }
+    try {
+      for (int slot = 0; slot < 2; slot++) {
+        outputClosed(slot);
+      }
+    } finally {
+      claim.unlock();
+    }
   }
 
   private void finish() {

@@ -104,6 +104,8 @@ public final class EngineSession
               timeout.isZero() ? 0 : saturatedNanos(timeout),
               LocalRunner.DRAIN.toNanos(),
               session);
+      // A platform thread blocked in read pulls the output itself, with no hop through the loop.
+      session.log.puller(session.process::readOnCaller);
     } catch (ErrnoException e) {
       throw ExecOutcomes.spawnFailure(command, e);
     } catch (EngineException e) {

@@ -60,6 +60,32 @@ public final class OutputLog {
   }
 
   /**
+   * What fills the log, asked to read its source on a reader's own thread instead of making it wait
+   * for the thread that usually does (and a hand-over from it).
+   */
+  @FunctionalInterface
+  public interface Puller {
+    /**
+     * Reads what the source has, waiting for it until {@code deadlineNanos} at most, and appends it
+     * to this log; called without the log's lock.
+     *
+     * @return true when the reader should look again (something was appended, the source ended, or
+     *     the thread is interrupted); false when it should wait for the log as usual
+     */
+    boolean pull(long deadlineNanos);
+  }
+
+  private volatile Puller puller;
+
+  /**
+   * Lets blocked {@link #read}s pull from {@code p} before they wait (null: they only wait).
+   * Watchers and appends are unaffected.
+   */
+  public void puller(Puller p) {
+    this.puller = p;
+  }
+
+  /**
    * Appends {@code data} as one chunk at offset {@link #nextSeq()}, drops the oldest chunks beyond
    * the bound, sends an OUTPUT event to every watcher and wakes blocked readers. Empty data, and
    * any data after {@link #finish} or {@link #close}, is ignored. Never blocks.
@@ -233,6 +259,19 @@ public final class OutputLog {
         }
         if (exit != null) {
           return new ProcessOutput(afterSeq, List.of(), true);
+        }
+        Puller p = puller;
+        if (p != null && !Thread.currentThread().isInterrupted()) {
+          lock.unlock();
+          boolean pulled;
+          try {
+            pulled = p.pull(deadlineNanos); // appends through this log, under its lock
+          } finally {
+            lock.lock();
+          }
+          if (pulled) {
+            continue;
+          }
         }
         if (Thread.interrupted()) {
           throw new InterruptedException();
