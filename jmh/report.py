@@ -6,7 +6,8 @@ line per ConcurrentBench trial, written by dev.confine.bench.ThreadCounts), floo
 floor-after.json (the C floor), caps.json (dev.confine.bench.CapsReport: memory overshoot and
 tree-kill latency), caps-profile.json (dev.confine.bench.CapsProfile: where a capped exec's
 time goes), confined-profile.json (dev.confine.bench.ConfinedProfile: confined and local execs
-interleaved) and sessions-idle.json (dev.confine.bench.IdleSessionsReport: threads, heap and file
+interleaved), pipe-profile.json (dev.confine.bench.PipeSessionProfile: pipe session and
+ProcessBuilder interleaved) and sessions-idle.json (dev.confine.bench.IdleSessionsReport: threads, heap and file
 descriptors of 1,000 idle PTY sessions). Missing pieces (a benchmark regex that skipped some) are
 shown as n/a.
 """
@@ -179,6 +180,11 @@ def sessions(folder, scores, percentiles, ratio, show):
     show("pipe session, 256 MiB: LocalRunner / ProcessBuilder",
          ratio(scores.get(("PipeSessionBench.localRunner", "")),
                scores.get(("PipeSessionBench.processBuilder", ""))), TARGET_PIPE_SESSION)
+    prof = load(os.path.join(folder, "pipe-profile.json"), None)
+    if prof:
+        show(f"interleaved over {prof['rounds']} rounds (PipeSessionProfile): pipe session / ProcessBuilder",
+             prof["sessionMiBs"] / prof["processBuilderMiBs"], TARGET_PIPE_SESSION)
+        print(f"    pipe session {prof['sessionMiBs']:.0f} MiB/s, ProcessBuilder {prof['processBuilderMiBs']:.0f} MiB/s")
     show("PTY session, 256 MiB: LocalRunner / pty4j",
          ratio(scores.get(("PtySessionBench.localRunner", "")), scores.get(("PtySessionBench.pty4j", ""))),
          TARGET_PTY_SESSION)
