@@ -334,11 +334,11 @@ def caps_profile(folder):
     print("  child's run, so they add up to more than the difference in totals:")
     rows = [
         ("spawn (capped: on the placement thread)", "uncapped.spawn (with placement)", "capped.spawn (with placement)"),
-        ("create: mkdir x4 + limits", None, "capped.create (mkdir + limits)"),
+        ("create: an idle cgroup (or mkdir x4) + changed limits", None, "capped.create (idle cgroup or mkdir, limits)"),
         ("started (cap watch registration)", "uncapped.started (cap watch)", "capped.started (cap watch)"),
         ("hasProcesses (cgroup.procs)", "uncapped.hasProcesses", "capped.hasProcesses"),
         ("exceeded (memory.oom_control)", "uncapped.exceeded", "capped.exceeded"),
-        ("close (oom_control, usage reads, drain, rmdir x4)", "uncapped.close (usage, rmdir)", "capped.close (usage, rmdir)"),
+        ("close (oom_control, usage reads; recycled off the path)", "uncapped.close (usage, release)", "capped.close (usage, release)"),
     ]
     print(f"  {'piece':<52} {'uncapped':>9} {'capped':>9} {'extra':>9}")
     for label, a, b in rows:

@@ -74,6 +74,64 @@ final class CgroupFiles {
     }
   }
 
+  /**
+   * Opens the control file {@code file} for {@link #read(int, Path)} or {@link #write(int, Path,
+   * String)} again and again, saving the open and close of each access.
+   */
+  static int open(Path file, boolean forWriting) throws IOException {
+    try (Arena arena = Arena.ofConfined()) {
+      int flags = (forWriting ? LibC.O_WRONLY() : LibC.O_RDONLY()) | LibC.O_CLOEXEC();
+      int fd = Syscalls.open(path(arena, file), flags);
+      if (fd < 0) {
+        throw failure("open", file, -fd);
+      }
+      return fd;
+    }
+  }
+
+  /** Writes {@code value} in one write to {@code file}, open at {@code fd}. */
+  static void write(int fd, Path file, String value) throws IOException {
+    try (Arena arena = Arena.ofConfined()) {
+      byte[] bytes = value.getBytes(StandardCharsets.US_ASCII);
+      MemorySegment buf = arena.allocate(Math.max(1, bytes.length));
+      MemorySegment.copy(bytes, 0, buf, ValueLayout.JAVA_BYTE, 0, bytes.length);
+      long n = Syscalls.pwrite(fd, buf, bytes.length, 0);
+      if (n < 0) {
+        throw failure("write", file, (int) -n);
+      }
+    }
+  }
+
+  /** The whole content of {@code file}, open at {@code fd}, generated afresh (read from 0). */
+  static String read(int fd, Path file) throws IOException {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment page = arena.allocate(PAGE);
+      ByteArrayOutputStream content = null;
+      long offset = 0;
+      while (true) {
+        long n = Syscalls.pread(fd, page, PAGE, offset);
+        if (n == -LibC.EINTR()) {
+          continue;
+        }
+        if (n < 0) {
+          throw failure("read", file, (int) -n);
+        }
+        if (n < PAGE && content == null) { // the common case: all of it in one page
+          return new String(
+              page.asSlice(0, n).toArray(ValueLayout.JAVA_BYTE), StandardCharsets.US_ASCII);
+        }
+        if (content == null) {
+          content = new ByteArrayOutputStream(2 * PAGE);
+        }
+        if (n == 0) {
+          return content.toString(StandardCharsets.US_ASCII);
+        }
+        content.write(page.asSlice(0, n).toArray(ValueLayout.JAVA_BYTE), 0, (int) n);
+        offset += n;
+      }
+    }
+  }
+
   /** The lines of {@code file}. */
   static List<String> readLines(Path file) throws IOException {
     return read(file).lines().toList();

@@ -54,7 +54,12 @@ public final class CgroupGuard implements TreeGuard {
     }
   }
 
-  private boolean poll() {
+  // Synchronized with close, and a no-op after it: a closed guard's cgroup may already serve
+  // another tree (cgroups are reused), which a late tick or kill must never touch.
+  private synchronized boolean poll() {
+    if (closed) {
+      return false;
+    }
     try {
       if (memoryCapped && cgroup.oomKilled()) {
         exceeded = "memory";
@@ -75,7 +80,10 @@ public final class CgroupGuard implements TreeGuard {
   }
 
   @Override
-  public void killTree() {
+  public synchronized void killTree() {
+    if (closed) {
+      return;
+    }
     try {
       cgroup.kill();
     } catch (IOException e) {
@@ -84,7 +92,10 @@ public final class CgroupGuard implements TreeGuard {
   }
 
   @Override
-  public boolean hasProcesses() {
+  public synchronized boolean hasProcesses() {
+    if (closed) {
+      return false;
+    }
     try {
       boolean any = cgroup.hasProcesses();
       // Once the child was spawned, an empty cgroup stays empty: nothing is left inside to fork,
@@ -97,7 +108,7 @@ public final class CgroupGuard implements TreeGuard {
   }
 
   @Override
-  public String exceeded() {
+  public synchronized String exceeded() {
     if (exceeded == null && memoryCapped && !closed) {
       try {
         // The leader can die of the OOM kill before a tick sees the counter.
@@ -135,16 +146,18 @@ public final class CgroupGuard implements TreeGuard {
     exceeded(); // the last look at the OOM counter, before the cgroup goes
     finalUsage = cgroup.usage();
     closed = true;
-    if (!emptied) {
+    boolean empty = emptied;
+    if (!empty) {
       try {
         // Nothing of the tree outlives its exec or session: what is still in the cgroup (a killed
         // escapee not yet gone) is killed until the cgroup is empty before this returns; only the
-        // removal of the empty directories happens later.
+        // recycling or removal of the empty cgroup happens later.
         TreeCgroup.killAndDrain(cgroup, KILL_WAIT_NANOS);
+        empty = true;
       } catch (IOException e) {
         // the janitor tries again, and the next start's cleanup after it
       }
     }
-    CgroupJanitor.remove(cgroup);
+    cgroups.release(cgroup, empty);
   }
 }

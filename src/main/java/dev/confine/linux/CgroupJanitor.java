@@ -2,10 +2,14 @@ package dev.confine.linux;
 
 import java.io.IOException;
 import java.time.Duration;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
+import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Predicate;
 
 /**
  * Removes tree cgroups off the exec's path: the rmdir of each hierarchy's directory (about 0.3 ms
@@ -15,7 +19,18 @@ import java.util.concurrent.atomic.AtomicInteger;
  * killed JVM leaves is removed at the next start ({@link Cgroups#probe}).
  */
 public final class CgroupJanitor {
-  private static final BlockingQueue<TreeCgroup> QUEUE = new LinkedBlockingQueue<>();
+  /** A cgroup to remove, or to recycle and offer to {@code keep} (removed when it declines). */
+  private record Job(
+      TreeCgroup cg, V1TreeCgroup recycled, boolean knownEmpty, Predicate<V1TreeCgroup> keep) {}
+
+  private static final Queue<Job> QUEUE = new ConcurrentLinkedQueue<>();
+  private static final List<Runnable> AT_EXIT = new CopyOnWriteArrayList<>();
+  private static volatile boolean exiting;
+  // While work keeps coming the thread looks for it every tick instead of being woken for each
+  // item (an unpark costs the closing exec ~50 us on a VM); idle this long, it parks.
+  private static final long TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
+  private static final int LINGER_TICKS = 200;
+  private static volatile boolean parked;
   private static final AtomicInteger PENDING = new AtomicInteger();
   private static final Object IDLE = new Object();
   private static Thread thread; // under CgroupJanitor.class
@@ -24,9 +39,38 @@ public final class CgroupJanitor {
 
   /** Queues {@code cg} for removal; its tree was killed, or ended, already. */
   static void remove(TreeCgroup cg) {
+    queue(new Job(cg, null, false, null));
+  }
+
+  /**
+   * Queues {@code cg}, whose tree is over, to be emptied and reset ({@link V1TreeCgroup#recycle})
+   * and offered to {@code keep}; it is removed when that fails or {@code keep} declines.
+   */
+  static void recycle(V1TreeCgroup cg, boolean knownEmpty, Predicate<V1TreeCgroup> keep) {
+    queue(new Job(cg, cg, knownEmpty, keep));
+  }
+
+  /** Runs {@code action} (which may queue removals) when the JVM exits, before the last ones. */
+  static void atExit(Runnable action) {
+    AT_EXIT.add(action);
+  }
+
+  /** Whether the JVM is exiting: nothing is to be kept for reuse any more. */
+  static boolean exiting() {
+    return exiting;
+  }
+
+  private static void queue(Job job) {
     PENDING.incrementAndGet();
-    QUEUE.add(cg);
+    QUEUE.add(job);
     ensureStarted();
+    if (parked) {
+      LockSupport.unpark(thread());
+    }
+  }
+
+  private static synchronized Thread thread() {
+    return thread;
   }
 
   private static synchronized void ensureStarted() {
@@ -39,30 +83,51 @@ public final class CgroupJanitor {
           .addShutdownHook(
               Thread.ofPlatform()
                   .name("confine-cgroup-janitor-exit")
-                  .unstarted(CgroupJanitor::removeQueued));
+                  .unstarted(CgroupJanitor::onExit));
     }
   }
 
   private static void run() {
+    int idleTicks = 0;
     while (true) {
-      try {
-        removeOne(QUEUE.take());
-      } catch (InterruptedException e) {
-        // a daemon that lives as long as the JVM: keep going
+      Job job = QUEUE.poll();
+      if (job != null) {
+        run(job);
+        idleTicks = 0;
+      } else if (idleTicks < LINGER_TICKS) {
+        idleTicks++;
+        LockSupport.parkNanos(TICK_NANOS);
+      } else {
+        parked = true;
+        if (QUEUE.isEmpty()) { // an item queued before the flag was seen: no unpark came
+          LockSupport.park();
+        }
+        parked = false;
+        idleTicks = 0;
       }
     }
   }
 
-  private static void removeQueued() {
-    TreeCgroup cg;
-    while ((cg = QUEUE.poll()) != null) {
-      removeOne(cg);
+  private static void onExit() {
+    exiting = true;
+    for (Runnable r : AT_EXIT) {
+      r.run();
+    }
+    Job job;
+    while ((job = QUEUE.poll()) != null) {
+      run(new Job(job.cg(), null, false, null)); // nothing is recycled at exit
     }
   }
 
-  private static void removeOne(TreeCgroup cg) {
+  private static void run(Job job) {
     try {
-      cg.remove();
+      if (job.recycled() != null
+          && !exiting
+          && job.recycled().recycle(job.knownEmpty())
+          && job.keep().test(job.recycled())) {
+        return;
+      }
+      job.cg().remove();
     } catch (IOException e) {
       // the directory stays; the next start of a JVM removes trees whose owner is gone
     } finally {

@@ -4,11 +4,14 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import java.util.regex.Matcher;
@@ -70,6 +73,13 @@ public final class Cgroups {
   private final Capability cpuThrottle;
   private final Capability treeKill;
   private final Placement placement;
+  // Idle v1 tree cgroups, emptied and reset, by their controllers: creating and removing the
+  // directories of four hierarchies per exec cost ~0.5 ms of kernel time (and more offline work).
+  private final Map<List<String>, Deque<V1TreeCgroup>> idle = new ConcurrentHashMap<>();
+  private final AtomicInteger idleCount = new AtomicInteger();
+
+  /** How many idle tree cgroups are kept for reuse at most; beyond it they are removed. */
+  public static final int MAX_IDLE = 16;
 
   private Cgroups(
       CgroupLayout layout,
@@ -90,6 +100,7 @@ public final class Cgroups {
     this.cpuThrottle = cpuThrottle;
     this.treeKill = treeKill;
     this.placement = placement;
+    CgroupJanitor.atExit(this::removeIdle);
   }
 
   private record ProbeKey(Version version, Path delegatedParent) {}
@@ -326,12 +337,82 @@ public final class Cgroups {
     }
   }
 
-  /** Creates the cgroup for one tree with {@code limits} written. */
+  /**
+   * The cgroup for one tree with {@code limits} written: on v1 an idle one with the same
+   * controllers when there is one (see {@link #release}), else a new one.
+   */
   public TreeCgroup create(TreeLimits limits) throws IOException {
+    if (!useV2) {
+      Deque<V1TreeCgroup> pool = idle.get(V1TreeCgroup.controllersFor(limits));
+      V1TreeCgroup cg;
+      while (pool != null && (cg = pool.pollFirst()) != null) {
+        idleCount.decrementAndGet();
+        if (cg.reuse(limits)) {
+          return cg;
+        }
+        CgroupJanitor.remove(cg);
+      }
+    }
     String name = nextName();
     return useV2
         ? V2TreeCgroup.create(layout.v2().orElseThrow().mountPoint(), v2Parent, name, limits)
         : V1TreeCgroup.create(layout.v1(), name, limits);
+  }
+
+  /**
+   * Hands back the cgroup of a tree that is over ({@code knownEmpty}: the guard saw it empty after
+   * the tree, so nothing needs killing). On v1 the janitor empties and resets it off the exec's
+   * path and keeps it for the next tree with the same controllers ({@link #MAX_IDLE} at most, each
+   * reused {@value V1TreeCgroup#MAX_USES} times at most); otherwise it is removed.
+   */
+  void release(TreeCgroup cg, boolean knownEmpty) {
+    if (cg instanceof V1TreeCgroup v1) {
+      CgroupJanitor.recycle(v1, knownEmpty, this::keepIdle);
+    } else {
+      CgroupJanitor.remove(cg);
+    }
+  }
+
+  /** On the janitor: keeps a recycled cgroup; false when enough are kept already. */
+  private boolean keepIdle(V1TreeCgroup cg) {
+    if (idleCount.incrementAndGet() > MAX_IDLE) {
+      idleCount.decrementAndGet();
+      return false;
+    }
+    if (CgroupJanitor.exiting()) {
+      idleCount.decrementAndGet();
+      return false;
+    }
+    idle.computeIfAbsent(
+            V1TreeCgroup.controllersFor(cg.limits()), k -> new ConcurrentLinkedDeque<>())
+        .addFirst(cg);
+    return true;
+  }
+
+  /**
+   * Removes the idle tree cgroups kept by every probed {@code Cgroups} (the janitor does, see
+   * {@link CgroupJanitor#awaitIdle}): for tests, and for callers that want nothing left while the
+   * JVM lives on.
+   */
+  public static void removeAllIdle() {
+    for (Result r : PROBED.values()) {
+      if (r.cgroups() != null) {
+        r.cgroups().removeIdle();
+      }
+    }
+  }
+
+  /**
+   * Removes every idle tree cgroup of this instance (the janitor does); also when the JVM exits.
+   */
+  public void removeIdle() {
+    for (Deque<V1TreeCgroup> pool : idle.values()) {
+      V1TreeCgroup cg;
+      while ((cg = pool.pollFirst()) != null) {
+        idleCount.decrementAndGet();
+        CgroupJanitor.remove(cg);
+      }
+    }
   }
 
   /** Spawns {@code spec} into {@code cg} the way this host allows (see {@link #placement()}). */

@@ -46,6 +46,10 @@ final class Syscalls {
   private static final MethodHandle WRITE =
       bind("write", FunctionDescriptor.of(LONG, INT, ADDR, LONG));
   static final MethodHandle CLOSE = bind("close", FunctionDescriptor.of(INT, INT));
+  private static final MethodHandle PREAD =
+      bind("pread", FunctionDescriptor.of(LONG, INT, ADDR, LONG, LONG));
+  private static final MethodHandle PWRITE =
+      bind("pwrite", FunctionDescriptor.of(LONG, INT, ADDR, LONG, LONG));
   private static final MethodHandle PIPE2 = bind("pipe2", FunctionDescriptor.of(INT, ADDR, INT));
   private static final MethodHandle FCNTL_INT =
       bindVariadic("fcntl", FunctionDescriptor.of(INT, INT, INT, INT), 2);
@@ -153,6 +157,28 @@ final class Syscalls {
     MemorySegment st = STATE.get();
     try {
       long r = (long) WRITE.invokeExact(st, fd, buf, len);
+      return r < 0 ? -errno(st) : r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /** pread(2) at {@code offset}: bytes read, 0 at end of file, or -errno. */
+  static long pread(int fd, MemorySegment buf, long len, long offset) {
+    MemorySegment st = STATE.get();
+    try {
+      long r = (long) PREAD.invokeExact(st, fd, buf, len, offset);
+      return r < 0 ? -errno(st) : r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /** pwrite(2) at {@code offset}: bytes written or -errno. */
+  static long pwrite(int fd, MemorySegment buf, long len, long offset) {
+    MemorySegment st = STATE.get();
+    try {
+      long r = (long) PWRITE.invokeExact(st, fd, buf, len, offset);
       return r < 0 ? -errno(st) : r;
     } catch (Throwable t) {
       throw rethrow(t);

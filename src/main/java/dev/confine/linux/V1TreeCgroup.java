@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -22,11 +23,29 @@ final class V1TreeCgroup implements TreeCgroup {
   private static final int JVM_PID = (int) ProcessHandle.current().pid();
   private static final long FREEZE_WAIT_NANOS = 20_000_000L;
 
+  // A pooled cgroup is retired (removed, not reused) after this many trees, or when more than
+  // this much memory stays charged to it after its tree (page cache, kernel objects) even after a
+  // reclaim.
+  static final int MAX_USES = 100;
+  static final long MAX_RESIDUAL_BYTES = 4L << 20;
+
   private final Map<String, Path> dirs; // controller -> directory
   private final List<Path> origins; // the process's own cgroup in each hierarchy used
   private final List<Path> distinctDirs;
+  // Control files opened once and read (from offset 0) or written again and again: a cgroup is
+  // reused by many trees, and an open and close per access cost more than the access.
+  private final Map<Path, Integer> readFds = new ConcurrentHashMap<>();
+  private final Map<Path, Integer> writeFds = new ConcurrentHashMap<>();
+  // The process's own cgroups' tasks files, shared by every tree (open as long as the JVM).
+  private static final Map<Path, Integer> ORIGIN_TASKS = new ConcurrentHashMap<>();
   private boolean removed;
-  private int maxProcesses; // 0: no process cap
+  private volatile int maxProcesses; // 0: no process cap
+  private TreeLimits limits = TreeLimits.NONE; // as written
+  // Counters that cannot be reset, as they stood when the current tree got the cgroup.
+  private volatile long oomKillsBefore;
+  private volatile long pidsMaxEventsBefore;
+  private volatile long residualBytes; // charged when the current tree got it
+  private int uses;
 
   private V1TreeCgroup(Map<String, Path> dirs, List<Path> origins, List<Path> distinctDirs) {
     this.dirs = dirs;
@@ -100,26 +119,169 @@ final class V1TreeCgroup implements TreeCgroup {
     return cg;
   }
 
-  private void applyLimits(TreeLimits limits) throws IOException {
+  /**
+   * Writes the limits that differ from those written before (all of them in a new cgroup). The
+   * controllers are those of {@link #controllersFor} the same limits, which a pool keys on.
+   */
+  private void applyLimits(TreeLimits next) throws IOException {
     Path mem = dirs.get("memory");
-    if (limits.memoryBytes() > 0) {
-      CgroupFiles.write(mem.resolve("memory.limit_in_bytes"), Long.toString(limits.memoryBytes()));
+    if (next.memoryBytes() > 0 && next.memoryBytes() != limits.memoryBytes()) {
+      Path limit = mem.resolve("memory.limit_in_bytes");
       Path memsw = mem.resolve("memory.memsw.limit_in_bytes");
-      if (CgroupFiles.exists(memsw)) {
-        // Memory plus swap at the same limit: the tree cannot swap its way past the cap.
-        CgroupFiles.write(memsw, Long.toString(limits.memoryBytes()));
+      String value = Long.toString(next.memoryBytes());
+      // Memory plus swap at the same limit: the tree cannot swap its way past the cap. It may
+      // never be below the memory limit, so it moves first when the limit grows.
+      boolean swapFirst = limits.memoryBytes() > 0 && next.memoryBytes() > limits.memoryBytes();
+      boolean hasSwap = CgroupFiles.exists(memsw);
+      if (swapFirst && hasSwap) {
+        write(memsw, value);
+      }
+      write(limit, value);
+      if (!swapFirst && hasSwap) {
+        write(memsw, value);
       }
     }
-    if (limits.maxProcesses() > 0) {
-      maxProcesses = limits.maxProcesses();
-      CgroupFiles.write(pidsMax(), Integer.toString(maxProcesses));
+    if (next.maxProcesses() > 0 && next.maxProcesses() != limits.maxProcesses()) {
+      maxProcesses = next.maxProcesses();
+      write(pidsMax(), Integer.toString(maxProcesses));
     }
-    if (limits.cpuMillicores() > 0 && dirs.containsKey("cpu")) {
+    if (next.cpuMillicores() > 0
+        && dirs.containsKey("cpu")
+        && next.cpuMillicores() != limits.cpuMillicores()) {
       Path cpu = dirs.get("cpu");
-      CgroupFiles.write(cpu.resolve("cpu.cfs_period_us"), "100000");
-      CgroupFiles.write(
+      write(cpu.resolve("cpu.cfs_period_us"), "100000");
+      write(
           cpu.resolve("cpu.cfs_quota_us"),
-          Long.toString(Math.max(1000, limits.cpuMillicores() * 100L)));
+          Long.toString(Math.max(1000, next.cpuMillicores() * 100L)));
+    }
+    limits = next;
+  }
+
+  /**
+   * Takes this idle, {@link #recycle recycled} cgroup for a tree with {@code next} limits (the same
+   * controllers); false when a limit could not be written (then it is not to be used).
+   */
+  boolean reuse(TreeLimits next) {
+    try {
+      applyLimits(next);
+      return true;
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  /**
+   * Readies this cgroup, whose tree is over, for another: unless {@code knownEmpty}, kills and
+   * waits until it is empty and thaws it; waits until its dead processes are released, resets the
+   * peak and CPU counters, and notes the counters that cannot be reset and what stays charged (the
+   * kernel's objects and page cache of earlier trees: the next tree's peak is counted above it).
+   * Off the exec's path (the janitor's thread).
+   *
+   * @return whether it can be reused: false after {@link #MAX_USES} trees, when more than {@link
+   *     #MAX_RESIDUAL_BYTES} stay charged even after reclaiming (force_empty, ~0.8 ms, so only past
+   *     that bound), or when a step failed
+   */
+  boolean recycle(boolean knownEmpty) {
+    try {
+      if (!knownEmpty) {
+        TreeCgroup.killAndDrain(this, MAX_WAIT_NANOS);
+      }
+      if (++uses >= MAX_USES) {
+        return false;
+      }
+      Path pids = dirs.get("pids");
+      if (pids != null && !drained(pids.resolve("pids.current"))) {
+        return false;
+      }
+      Path freezer = dirs.get("freezer");
+      if (freezer != null && !knownEmpty) {
+        write(freezer.resolve("freezer.state"), "THAWED"); // a kill thaws; this makes sure
+      }
+      Path mem = dirs.get("memory");
+      if (mem != null) {
+        residualBytes = Long.parseLong(read(mem.resolve("memory.usage_in_bytes")));
+        if (residualBytes > MAX_RESIDUAL_BYTES) {
+          // Rarely: reclaimed (~0.8 ms), and retired if that does not bring it down.
+          write(mem.resolve("memory.force_empty"), "1");
+          residualBytes = Long.parseLong(read(mem.resolve("memory.usage_in_bytes")));
+          if (residualBytes > MAX_RESIDUAL_BYTES) {
+            return false;
+          }
+        }
+        write(mem.resolve("memory.max_usage_in_bytes"), "0"); // resets it to the usage now
+        oomKillsBefore = keyed(mem.resolve("memory.oom_control"), "oom_kill");
+      }
+      Path acct = dirs.get("cpuacct");
+      if (acct != null) {
+        write(acct.resolve("cpuacct.usage"), "0");
+      }
+      if (pids != null) {
+        pidsMaxEventsBefore = keyed(pids.resolve("pids.events"), "max");
+      }
+      return true;
+    } catch (IOException | RuntimeException e) {
+      return false;
+    }
+  }
+
+  // Dead processes stay charged to pids.current until they are reaped (orphans by init, which can
+  // be slow): a reused cgroup must start at zero, or a tight process cap would refuse the child.
+  private static final long PIDS_RELEASE_WAIT_NANOS = 200_000_000L;
+
+  private boolean drained(Path pidsCurrent) throws IOException {
+    long deadline = System.nanoTime() + PIDS_RELEASE_WAIT_NANOS;
+    while (Long.parseLong(read(pidsCurrent)) > 0) {
+      if (System.nanoTime() - deadline > 0) {
+        return false;
+      }
+      LockSupport.parkNanos(1_000_000);
+    }
+    return true;
+  }
+
+  /** The limits last written. */
+  TreeLimits limits() {
+    return limits;
+  }
+
+  private String read(Path file) throws IOException {
+    return CgroupFiles.read(fd(readFds, file, false), file).trim();
+  }
+
+  private void write(Path file, String value) throws IOException {
+    CgroupFiles.write(fd(writeFds, file, true), file, value);
+  }
+
+  private long keyed(Path file, String key) throws IOException {
+    for (String line : CgroupFiles.read(fd(readFds, file, false), file).lines().toList()) {
+      int sp = line.indexOf(' ');
+      if (sp > 0 && line.regionMatches(0, key, 0, sp) && sp == key.length()) {
+        return Long.parseLong(line.substring(sp + 1).trim());
+      }
+    }
+    return -1;
+  }
+
+  private static int fd(Map<Path, Integer> fds, Path file, boolean forWriting) throws IOException {
+    Integer fd = fds.get(file);
+    if (fd != null) {
+      return fd;
+    }
+    int opened = CgroupFiles.open(file, forWriting);
+    Integer raced = fds.putIfAbsent(file, opened);
+    if (raced != null) {
+      Syscalls.close(opened);
+      return raced;
+    }
+    return opened;
+  }
+
+  private void closeFiles() {
+    for (Map<Path, Integer> fds : List.of(readFds, writeFds)) {
+      for (Integer fd : fds.values()) {
+        Syscalls.close(fd);
+      }
+      fds.clear();
     }
   }
 
@@ -128,11 +290,11 @@ final class V1TreeCgroup implements TreeCgroup {
     if (maxProcesses > 0) {
       // The spawning thread takes one slot of pids.max while it sits inside; without one more,
       // a cap of 1 could not even start the child.
-      CgroupFiles.write(pidsMax(), Integer.toString(maxProcesses + 1));
+      write(pidsMax(), Integer.toString(maxProcesses + 1));
     }
     String tid = Integer.toString(Syscalls.gettid());
     for (Path d : distinctDirs) {
-      CgroupFiles.write(d.resolve("tasks"), tid);
+      write(d.resolve("tasks"), tid);
     }
   }
 
@@ -140,11 +302,12 @@ final class V1TreeCgroup implements TreeCgroup {
   void leaveThread() throws IOException {
     if (maxProcesses > 0) {
       // Restored while the thread is still inside: the tree never gets the extra slot for itself.
-      CgroupFiles.write(pidsMax(), Integer.toString(maxProcesses));
+      write(pidsMax(), Integer.toString(maxProcesses));
     }
     String tid = Integer.toString(Syscalls.gettid());
     for (Path o : origins) {
-      CgroupFiles.write(o.resolve("tasks"), tid);
+      Path tasks = o.resolve("tasks");
+      CgroupFiles.write(fd(ORIGIN_TASKS, tasks, true), tasks, tid);
     }
   }
 
@@ -168,15 +331,15 @@ final class V1TreeCgroup implements TreeCgroup {
     // already dying can hold the cgroup in FREEZING, so the wait is short and the kill happens
     // either way; callers repeat it until the cgroup is empty.
     Path state = freezer.resolve("freezer.state");
-    CgroupFiles.write(state, "FROZEN");
+    write(state, "FROZEN");
     long deadline = System.nanoTime() + FREEZE_WAIT_NANOS;
-    while (!TreeCgroup.read(state).equals("FROZEN") && System.nanoTime() < deadline) {
+    while (!read(state).equals("FROZEN") && System.nanoTime() < deadline) {
       LockSupport.parkNanos(50_000);
     }
     try {
       killListed(freezer);
     } finally {
-      CgroupFiles.write(state, "THAWED");
+      write(state, "THAWED");
     }
   }
 
@@ -196,6 +359,12 @@ final class V1TreeCgroup implements TreeCgroup {
 
   @Override
   public boolean hasProcesses() throws IOException {
+    Path pids = dirs.get("pids");
+    if (pids != null && Long.parseLong(read(pids.resolve("pids.current"))) == 0) {
+      return false; // nothing alive or dead in it: cheaper than listing it
+    }
+    // Opened afresh each time: a v1 pid list is kept with its open file and served again for a
+    // second, so a re-read of an open cgroup.procs would show processes long gone.
     for (String line : CgroupFiles.readLines(procsDir().resolve("cgroup.procs"))) {
       if (!line.isBlank() && Integer.parseInt(line.trim()) != JVM_PID) {
         return true;
@@ -207,13 +376,13 @@ final class V1TreeCgroup implements TreeCgroup {
   @Override
   public long cpuUsageNanos() throws IOException {
     Path acct = dirs.get("cpuacct");
-    return acct == null ? -1 : Long.parseLong(TreeCgroup.read(acct.resolve("cpuacct.usage")));
+    return acct == null ? -1 : Long.parseLong(read(acct.resolve("cpuacct.usage")));
   }
 
   @Override
   public boolean oomKilled() throws IOException {
     Path mem = dirs.get("memory");
-    return mem != null && TreeCgroup.keyed(mem.resolve("memory.oom_control"), "oom_kill") > 0;
+    return mem != null && keyed(mem.resolve("memory.oom_control"), "oom_kill") > oomKillsBefore;
   }
 
   @Override
@@ -225,16 +394,18 @@ final class V1TreeCgroup implements TreeCgroup {
     try {
       Path mem = dirs.get("memory");
       if (mem != null) {
-        peak = Long.parseLong(TreeCgroup.read(mem.resolve("memory.max_usage_in_bytes")));
+        // What earlier trees left charged (at most MAX_RESIDUAL_BYTES) is not this tree's peak.
+        long max = Long.parseLong(read(mem.resolve("memory.max_usage_in_bytes")));
+        peak = Math.max(0, max - residualBytes);
       }
       Path acct = dirs.get("cpuacct");
       if (acct != null && CgroupFiles.exists(acct.resolve("cpuacct.usage_user"))) {
-        user = Long.parseLong(TreeCgroup.read(acct.resolve("cpuacct.usage_user")));
-        sys = Long.parseLong(TreeCgroup.read(acct.resolve("cpuacct.usage_sys")));
+        user = Long.parseLong(read(acct.resolve("cpuacct.usage_user")));
+        sys = Long.parseLong(read(acct.resolve("cpuacct.usage_sys")));
       }
       Path pids = dirs.get("pids");
       if (pids != null) {
-        pidsHit = TreeCgroup.keyed(pids.resolve("pids.events"), "max") > 0;
+        pidsHit = keyed(pids.resolve("pids.events"), "max") > pidsMaxEventsBefore;
       }
     } catch (IOException | NumberFormatException e) {
       // usage is best effort: what could not be read stays unmeasured
@@ -253,6 +424,7 @@ final class V1TreeCgroup implements TreeCgroup {
   }
 
   private void rmdirAll() throws IOException {
+    closeFiles();
     IOException first = null;
     for (Path d : distinctDirs) {
       try {

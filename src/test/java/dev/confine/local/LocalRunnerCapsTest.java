@@ -48,6 +48,23 @@ class LocalRunnerCapsTest {
     throw new AssertionError("expected a SandboxException");
   }
 
+  /**
+   * This JVM's tree cgroups once the idle ones kept for reuse are removed and the janitor is done:
+   * what was left behind.
+   */
+  static List<Path> treeCgroupsLeft() throws Exception {
+    // Recycling first (a released cgroup joins the idle ones when the janitor is done with it).
+    assertThat(dev.confine.linux.CgroupJanitor.awaitIdle(Duration.ofSeconds(10))).isTrue();
+    dev.confine.linux.Cgroups.removeAllIdle();
+    assertThat(dev.confine.linux.CgroupJanitor.awaitIdle(Duration.ofSeconds(10))).isTrue();
+    return treeCgroups();
+  }
+
+  /** The distinct tree cgroups (one per tree, whatever the hierarchies) of this JVM now. */
+  static long distinctTrees() throws IOException {
+    return treeCgroups().stream().map(p -> p.getFileName().toString()).distinct().count();
+  }
+
   /** Every tree cgroup directory this JVM may have created, in every hierarchy. */
   static List<Path> treeCgroups() throws IOException {
     List<Path> found = new ArrayList<>();
@@ -316,7 +333,59 @@ class LocalRunnerCapsTest {
       }
     }
     assertThat(dev.confine.linux.CgroupJanitor.awaitIdle(Duration.ofSeconds(10))).isTrue();
-    assertThat(treeCgroups()).isEmpty();
+    // What is left are the idle cgroups kept for reuse, bounded; removing them leaves nothing.
+    assertThat(distinctTrees()).isLessThanOrEqualTo(dev.confine.linux.Cgroups.MAX_IDLE);
+    assertThat(treeCgroupsLeft()).isEmpty();
+  }
+
+  @Test
+  void aReusedV1CgroupStartsEachTreeAfresh() throws Exception {
+    // Sequential execs with the same controllers reuse one idle cgroup (the janitor recycles it
+    // between them): limits are rewritten up and down, and the counters that reach the result
+    // (process cap hits, peak memory, CPU) are the tree's own. (A tree that was killed may leave
+    // zombies that init has not reaped yet; such a cgroup is retired, so kills come last.)
+    LocalRunner r = runner(CapsMechanism.CGROUP_V1);
+    assertThat(treeCgroupsLeft()).isEmpty();
+    ResourceLimits small = ResourceLimits.builder().memoryBytes(64 * MIB).maxProcesses(8).build();
+    ResourceLimits large = ResourceLimits.builder().memoryBytes(256 * MIB).maxProcesses(64).build();
+    String allocate128 = "head -c 134217728 /dev/zero | tail";
+
+    // Forks refused by a cap of one process (the shell alone: nothing is orphaned or killed).
+    ResourceLimits one = ResourceLimits.builder().memoryBytes(64 * MIB).maxProcesses(1).build();
+    ExecResult forks =
+        r.exec("sh", List.of("-c", "true | true"), caps(one, Duration.ofSeconds(30)));
+    assertThat(forks.usage().pidsLimitHit()).isTrue();
+    awaitRecycled();
+
+    // Raised limits on the same cgroup: 128 MiB fits under 256 MiB; no cap was hit this time.
+    ExecResult fits = r.exec("sh", List.of("-c", allocate128), caps(large, Duration.ofSeconds(30)));
+    assertThat(fits.exitCode()).isZero();
+    assertThat(fits.usage().pidsLimitHit()).isFalse();
+    assertThat(fits.usage().peakMemoryBytes()).isGreaterThan(100 * MIB);
+    awaitRecycled();
+
+    // A small tree afterwards: its peak and CPU are its own, nothing of the 128 MiB before.
+    ExecResult quiet = r.exec("true", List.of(), caps(small, Duration.ofSeconds(30)));
+    assertThat(quiet.exitCode()).isZero();
+    assertThat(quiet.usage().peakMemoryBytes()).isBetween(0L, 16 * MIB);
+    assertThat(quiet.usage().cpuUser().plus(quiet.usage().cpuSystem()))
+        .isLessThan(Duration.ofMillis(100));
+    assertThat(quiet.usage().pidsLimitHit()).isFalse();
+    awaitRecycled();
+    assertThat(distinctTrees()).isEqualTo(1); // one cgroup served all three
+
+    // Lowered again: 128 MiB no longer fits under 64 MiB.
+    SandboxException lowered =
+        thrown(() -> r.exec("sh", List.of("-c", allocate128), caps(small, Duration.ofSeconds(30))));
+    assertThat(lowered.kind()).isEqualTo(Kind.BUDGET_EXCEEDED);
+    awaitRecycled();
+    // The OOM kill before is not this tree's, whichever cgroup it gets.
+    assertThat(r.exec("true", List.of(), caps(small, Duration.ofSeconds(30))).exitCode()).isZero();
+    assertThat(treeCgroupsLeft()).isEmpty();
+  }
+
+  private static void awaitRecycled() throws InterruptedException {
+    assertThat(dev.confine.linux.CgroupJanitor.awaitIdle(Duration.ofSeconds(10))).isTrue();
   }
 
   @Test
@@ -335,7 +404,6 @@ class LocalRunnerCapsTest {
                                 .withOptions(capped)))
                 .kind())
         .isEqualTo(Kind.NOT_FOUND);
-    assertThat(dev.confine.linux.CgroupJanitor.awaitIdle(Duration.ofSeconds(10))).isTrue();
-    assertThat(treeCgroups()).isEmpty();
+    assertThat(treeCgroupsLeft()).isEmpty();
   }
 }

@@ -121,7 +121,7 @@ public final class CapsProfile {
   private static void capped(Cgroups cgroups, TreeLimits limits, SpawnSpec spec, Timings t) {
     long start = System.nanoTime();
     CgroupGuard inner = new CgroupGuard(cgroups, limits);
-    t.add("capped.create (mkdir + limits)", System.nanoTime() - start);
+    t.add("capped.create (idle cgroup or mkdir, limits)", System.nanoTime() - start);
     TimingGuard g = new TimingGuard(inner, t, "capped.");
     Completion c = Execution.start(spec, null, 1 << 16, g).runToCompletion(Long.MAX_VALUE, DRAIN);
     t.add("capped.total", System.nanoTime() - start);
@@ -408,7 +408,7 @@ public final class CapsProfile {
     public void close() {
       long s = System.nanoTime();
       inner.close();
-      t.add(prefix + "close (usage, rmdir)", System.nanoTime() - s);
+      t.add(prefix + "close (usage, release)", System.nanoTime() - s);
     }
   }
 
