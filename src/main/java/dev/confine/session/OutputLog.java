@@ -236,6 +236,7 @@ public final class OutputLog {
     }
     lock.lock();
     try {
+      boolean pull = true;
       while (true) {
         if (closed) {
           throw new ProcessClosedException();
@@ -261,17 +262,16 @@ public final class OutputLog {
           return new ProcessOutput(afterSeq, List.of(), true);
         }
         Puller p = puller;
-        if (p != null && !Thread.currentThread().isInterrupted()) {
+        if (p != null && pull && !Thread.currentThread().isInterrupted()) {
           lock.unlock();
-          boolean pulled;
           try {
-            pulled = p.pull(deadlineNanos); // appends through this log, under its lock
+            pull = p.pull(deadlineNanos); // appends through this log, under its lock
           } finally {
             lock.lock();
           }
-          if (pulled) {
-            continue;
-          }
+          // Whatever it says, the log may have changed (and been signalled) while it was unlocked:
+          // look again before waiting, and wait before pulling again when it had nothing.
+          continue;
         }
         if (Thread.interrupted()) {
           throw new InterruptedException();
@@ -285,6 +285,7 @@ public final class OutputLog {
           }
           changed.awaitNanos(left);
         }
+        pull = true;
       }
     } finally {
       lock.unlock();
