@@ -35,9 +35,9 @@ import org.openjdk.jmh.annotations.Warmup;
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
 @Warmup(iterations = 2, time = 3)
-@Measurement(iterations = 3, time = 4)
+@Measurement(iterations = 6, time = 4)
 @Fork(
-    value = 1,
+    value = 2,
     jvmArgsAppend = {
       "--enable-native-access=ALL-UNNAMED",
       "-Xms2g",
