@@ -12,11 +12,13 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.function.Predicate;
 
 /**
- * Removes tree cgroups off the exec's path: the rmdir of each hierarchy's directory (about 0.3 ms
- * on v1 here) runs on one daemon thread while the caller already has its result. The guard has
- * emptied the cgroup before it hands it over; the janitor kills and waits again only if something
- * is still there. A shutdown hook finishes what is queued when the JVM exits normally; whatever a
- * killed JVM leaves is removed at the next start ({@link Cgroups#probe}).
+ * Recycles (v1) or removes tree cgroups off the exec's path, on one daemon thread, while the caller
+ * already has its result: a v1 cgroup is readied for the next tree ({@link V1TreeCgroup#recycle})
+ * and kept idle by its {@link Cgroups}, or removed (rmdir of each hierarchy's directory, about 0.3
+ * ms on v1 here). The guard has emptied the cgroup before it hands it over; the janitor kills and
+ * waits again only if something is still there. A shutdown hook removes the idle ones and what is
+ * queued when the JVM exits normally; whatever a killed JVM leaves is removed at the next start
+ * ({@link Cgroups#probe}).
  */
 public final class CgroupJanitor {
   /** A cgroup to remove, or to recycle and offer to {@code keep} (removed when it declines). */

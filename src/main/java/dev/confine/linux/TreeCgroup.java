@@ -6,7 +6,8 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * The cgroup (one directory per hierarchy used) that holds one process tree, with its caps written.
- * Created by {@link Cgroups#create}, removed by {@link #remove()}.
+ * Made (or taken idle) by {@link Cgroups#create}, handed back by {@link Cgroups#release}, removed
+ * by {@link #remove()}.
  */
 public sealed interface TreeCgroup permits V1TreeCgroup, V2TreeCgroup {
   /** Kills every process in the cgroup, including those that left the process group. */
