@@ -26,51 +26,21 @@ final class CgroupFiles {
 
   /** Writes {@code value} to the control file {@code file} in one write, as the kernel wants. */
   static void write(Path file, String value) throws IOException {
-    try (Arena arena = Arena.ofConfined()) {
-      int fd = Syscalls.open(path(arena, file), LibC.O_WRONLY() | LibC.O_CLOEXEC());
-      if (fd < 0) {
-        throw failure("open", file, -fd);
-      }
-      try {
-        byte[] bytes = value.getBytes(StandardCharsets.US_ASCII);
-        MemorySegment buf = arena.allocate(Math.max(1, bytes.length));
-        MemorySegment.copy(bytes, 0, buf, ValueLayout.JAVA_BYTE, 0, bytes.length);
-        long n = Syscalls.write(fd, buf, bytes.length);
-        if (n < 0) {
-          throw failure("write", file, (int) -n);
-        }
-      } finally {
-        Syscalls.close(fd);
-      }
+    int fd = open(file, true);
+    try {
+      write(fd, file, value);
+    } finally {
+      Syscalls.close(fd);
     }
   }
 
   /** The whole content of the control file {@code file}: most fit one page, read in pages. */
   static String read(Path file) throws IOException {
-    try (Arena arena = Arena.ofConfined()) {
-      int fd = Syscalls.open(path(arena, file), LibC.O_RDONLY() | LibC.O_CLOEXEC());
-      if (fd < 0) {
-        throw failure("open", file, -fd);
-      }
-      try {
-        MemorySegment page = arena.allocate(PAGE);
-        ByteArrayOutputStream content = new ByteArrayOutputStream(PAGE);
-        while (true) {
-          long n = Syscalls.read(fd, page, PAGE);
-          if (n == 0) {
-            return content.toString(StandardCharsets.US_ASCII);
-          }
-          if (n < 0) {
-            if (n == -LibC.EINTR()) {
-              continue;
-            }
-            throw failure("read", file, (int) -n);
-          }
-          content.write(page.asSlice(0, n).toArray(ValueLayout.JAVA_BYTE), 0, (int) n);
-        }
-      } finally {
-        Syscalls.close(fd);
-      }
+    int fd = open(file, false);
+    try {
+      return read(fd, file);
+    } finally {
+      Syscalls.close(fd);
     }
   }
 

@@ -232,7 +232,7 @@ public final class ConfinementThreads {
     /** Fails a request that never ran: its child's pipe ends are closed as a spawn would. */
     void fail(ConfinementException f) {
       if (pipes != null) {
-        Spawner.closeQuietly(pipes.stdinRead(), pipes.stdoutWrite(), pipes.stderrWrite());
+        pipes.closeChildEnds();
       }
       finish(null, f);
     }

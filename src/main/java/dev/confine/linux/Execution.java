@@ -145,7 +145,7 @@ public final class Execution {
     try {
       pending = guard.submit(spec, pipes);
     } catch (RuntimeException e) {
-      Spawner.closeQuietly(pipes.stdinRead(), pipes.stdoutWrite(), pipes.stderrWrite());
+      pipes.closeChildEnds();
       pipes.closeParentEnds();
       guard.close();
       throw e;

@@ -107,7 +107,7 @@ public final class Spawner {
     try {
       pid = posixSpawn(spec, pipes.stdinRead(), pipes.stdoutWrite(), pipes.stderrWrite(), cgroupFd);
     } finally {
-      closeQuietly(pipes.stdinRead(), pipes.stdoutWrite(), pipes.stderrWrite());
+      pipes.closeChildEnds();
     }
     int pidfd = Syscalls.pidfdOpen(pid);
     if (pidfd < 0) {
@@ -148,6 +148,10 @@ public final class Spawner {
         }
         throw e;
       }
+    }
+
+    void closeChildEnds() {
+      closeQuietly(stdinRead, stdoutWrite, stderrWrite);
     }
 
     void closeParentEnds() {

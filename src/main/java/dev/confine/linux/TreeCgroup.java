@@ -66,7 +66,12 @@ public sealed interface TreeCgroup permits V1TreeCgroup, V2TreeCgroup {
 
   /** The value of {@code key} in a flat-keyed cgroup file ({@code key value} lines), or -1. */
   static long keyed(Path file, String key) throws IOException {
-    for (String line : CgroupFiles.readLines(file)) {
+    return keyedValue(CgroupFiles.read(file), key);
+  }
+
+  /** The value of {@code key} in the content of a flat-keyed cgroup file, or -1. */
+  static long keyedValue(String content, String key) {
+    for (String line : content.lines().toList()) {
       int sp = line.indexOf(' ');
       if (sp > 0 && line.regionMatches(0, key, 0, sp) && sp == key.length()) {
         return Long.parseLong(line.substring(sp + 1).trim());

@@ -253,13 +253,7 @@ final class V1TreeCgroup implements TreeCgroup {
   }
 
   private long keyed(Path file, String key) throws IOException {
-    for (String line : CgroupFiles.read(fd(readFds, file, false), file).lines().toList()) {
-      int sp = line.indexOf(' ');
-      if (sp > 0 && line.regionMatches(0, key, 0, sp) && sp == key.length()) {
-        return Long.parseLong(line.substring(sp + 1).trim());
-      }
-    }
-    return -1;
+    return TreeCgroup.keyedValue(CgroupFiles.read(fd(readFds, file, false), file), key);
   }
 
   private static int fd(Map<Path, Integer> fds, Path file, boolean forWriting) throws IOException {
