@@ -375,11 +375,10 @@ public final class Cgroups {
 
   /** On the janitor: keeps a recycled cgroup; false when enough are kept already. */
   private boolean keepIdle(V1TreeCgroup cg) {
-    if (idleCount.incrementAndGet() > MAX_IDLE) {
-      idleCount.decrementAndGet();
+    if (CgroupJanitor.exiting()) {
       return false;
     }
-    if (CgroupJanitor.exiting()) {
+    if (idleCount.incrementAndGet() > MAX_IDLE) {
       idleCount.decrementAndGet();
       return false;
     }
