@@ -40,6 +40,9 @@ public final class SessionProcess {
   // How long a client waiting in a read polls the outputs itself before it waits for the loop.
   private static final int CALLER_SLICE_MILLIS = 10;
   private static final long CALLER_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(CALLER_SLICE_MILLIS);
+  // While a client keeps reading, the loop's check whether it stopped backs off from one slice to
+  // this: each check wakes the loop, a third busy thread on two CPUs.
+  private static final long RECLAIM_MAX_NANOS = TimeUnit.MILLISECONDS.toNanos(80);
   // FIONREAD's answer; used only on the loop thread, one handler call at a time.
   private static final MemorySegment AVAILABLE = Arena.global().allocate(ValueLayout.JAVA_INT);
 
@@ -109,10 +112,10 @@ public final class SessionProcess {
   private final int[] claimFds = {-1, -1};
   private final long[] claimTokens = {-1, -1};
   private final int[] claimStreams = {-1, -1};
-  private final boolean[] callerSawEnd = {false, false}; // its end is the loop's to handle
   private boolean callerReads; // under claim: the open outputs are off the loop's watch list
   private final boolean[] suspended = {false, false}; // under claim: which ones
   private long lastCallerRead; // under claim
+  private long reclaimDelay; // under claim: until the loop's next check
   private int callerTurn; // under claim
   private volatile boolean outputsWatched;
 
@@ -313,9 +316,10 @@ public final class SessionProcess {
    * off the loop's watch list, polled for at most {@value #CALLER_SLICE_MILLIS} ms (or until {@code
    * deadlineNanos}), and read until the pipe is empty; what was read goes to the listener. While
    * output keeps coming they stay off the loop's list between reads, so that the loop is not woken
-   * by every write of the child; they go back to it when a slice passes without output, when an
-   * output ends (the loop handles the end and closes it), or when no client has read for a slice
-   * (the loop's reclaim timer).
+   * by every write of the child; they go back to it when a slice passes without output, or when no
+   * client has read for a slice (the loop's reclaim check, which backs off from one slice to {@code
+   * RECLAIM_MAX_NANOS} while a client keeps reading). An output the client finds ended is not
+   * watched again: the loop only closes it.
    *
    * @return true when output (or an output's end) was taken in, or the thread is interrupted: the
    *     caller re-checks; false when a virtual thread calls, the loop or another client holds the
@@ -330,7 +334,7 @@ public final class SessionProcess {
       CallerBuffers b = CALLER_BUFFERS.get();
       int n = 0;
       for (int slot = 0; slot < 2; slot++) {
-        if (claimFds[slot] >= 0 && !callerSawEnd[slot]) {
+        if (claimFds[slot] >= 0) {
           b.slots[n++] = slot;
         }
       }
@@ -349,21 +353,20 @@ public final class SessionProcess {
           suspended[b.slots[i]] = true;
         }
         callerReads = true;
-        loop.schedule(System.nanoTime() + CALLER_SLICE_NANOS, this::reclaimOutputs);
+        reclaimDelay = CALLER_SLICE_NANOS;
+        loop.schedule(System.nanoTime() + reclaimDelay, this::reclaimOutputs);
       }
       // Read first: while output streams in there usually is some, and a poll would only cost.
       // Once the first output gave something, the second is tried every fourth time only (a read
       // that finds nothing is a system call per chunk); a poll finds it whenever the first is
       // quiet.
       boolean progress = false;
-      boolean ended = false;
       for (int i = 0; i < n; i++) {
         int slot = b.slots[i];
         if (progress && (++callerTurn & 3) != 0) {
           continue;
         }
         progress |= readOnCaller(slot, b);
-        ended |= callerSawEnd[slot];
       }
       if (!progress) {
         long size = pollfd.sizeof();
@@ -378,14 +381,13 @@ public final class SessionProcess {
             int slot = b.slots[i];
             if (pollfd.revents(b.pollfds.asSlice(i * size, size)) != 0) {
               progress |= readOnCaller(slot, b);
-              ended |= callerSawEnd[slot];
             }
           }
         }
       }
       lastCallerRead = System.nanoTime();
-      if (!progress || ended) {
-        giveOutputsBack(); // quiet, or an end for the loop to handle: the loop watches again
+      if (!progress) {
+        giveOutputsBack(); // quiet: the loop watches again
       }
       return progress || Thread.currentThread().isInterrupted();
     } finally {
@@ -421,9 +423,10 @@ public final class SessionProcess {
       if (!callerReads) {
         return;
       }
-      long idle = System.nanoTime() - lastCallerRead;
-      if (idle < CALLER_SLICE_NANOS) {
-        loop.schedule(lastCallerRead + CALLER_SLICE_NANOS, this::reclaimOutputs);
+      long now = System.nanoTime();
+      if (now - lastCallerRead < CALLER_SLICE_NANOS) {
+        reclaimDelay = Math.min(2 * reclaimDelay, RECLAIM_MAX_NANOS);
+        loop.schedule(now + reclaimDelay, this::reclaimOutputs);
         return;
       }
       giveOutputsBack();
@@ -444,7 +447,7 @@ public final class SessionProcess {
         }
         continue;
       }
-      // End of file, or EIO on a pty master: the loop sees it too once the fd is watched again.
+      // 0 is end of file; EIO on a pty master means every slave fd is closed: the same.
       ended = r != -LibC.EAGAIN() && r != -LibC.EINTR();
       break;
     }
@@ -457,7 +460,11 @@ public final class SessionProcess {
       }
     }
     if (ended) {
-      callerSawEnd[slot] = true;
+      // No client reads the fd again, and it stays off the loop's watch list (no end of file for
+      // the loop to find, and fight the claim for): the loop only closes it and counts it.
+      claimFds[slot] = -1;
+      suspended[slot] = false;
+      loop.execute(() -> outputEnded(slot));
     }
     return got || ended;
   }
@@ -476,11 +483,19 @@ public final class SessionProcess {
 
   /** On the loop thread, holding the claim (no client reads the fd it closes). */
   private void outputClosed(int slot) {
+    claimFds[slot] = -1;
+    outputEnded(slot);
+  }
+
+  /**
+   * On the loop thread, once no client can read the output any more ({@code claimFds[slot]} is -1):
+   * closes it and counts it as ended.
+   */
+  private void outputEnded(int slot) {
     if (!outputOpen[slot]) {
       return;
     }
     outputOpen[slot] = false;
-    claimFds[slot] = -1;
     loop.close(outputTokens[slot]);
     if (--openOutputs == 0 && reaped) {
       finish();

@@ -140,6 +140,43 @@ class SessionCallerReadTest {
   }
 
   @Test
+  void anOutputThatEndsFirstLeavesTheOtherToTheReader() throws Exception {
+    // stdout closes at once; stderr then carries 16 MiB. The reader finds stdout's end itself
+    // (the loop only closes it) and must go on reading stderr to the session's end.
+    String script = "exec 1>&-; head -c " + 16 * MIB + " /dev/zero >&2";
+    EventLoop loop = EventLoop.shared();
+    int registrations = loop.registrationCount();
+    try (ProcessSession s =
+        runner.start(ProcessSpec.pipes(List.of("sh", "-c", script)).withOptions(log(32L * MIB)))) {
+      long[] perStream = drain(s, 0);
+      assertThat(perStream[ProcessStream.STDOUT.ordinal()]).isZero();
+      assertThat(perStream[ProcessStream.STDERR.ordinal()]).isEqualTo(16L * MIB);
+      assertThat(s.waitFor()).isEqualTo(ProcessExit.exited(0));
+    }
+    assertThat(loop.registrationCount()).isEqualTo(registrations);
+  }
+
+  @Test
+  void aReaderThatStopsAfterLongReadingIsTakenOverSoon() throws Exception {
+    // The reader keeps up with 64 MiB for a while (the loop's check whether it stopped backs off
+    // meanwhile), then stops; the rest must still reach the log through the loop promptly.
+    long total = 96L * MIB;
+    try (ProcessSession s =
+        runner.start(
+            ProcessSpec.pipes(List.of("head", "-c", Long.toString(total), "/dev/zero"))
+                .withOptions(log(128L * MIB)))) {
+      long seq = 0;
+      while (seq < 64L * MIB) {
+        seq = s.read(seq, MIB, Duration.ofSeconds(10)).nextSeq();
+      }
+      long stopped = System.nanoTime();
+      assertThat(s.waitFor(Duration.ofSeconds(20))).contains(ProcessExit.exited(0));
+      assertThat(Duration.ofNanos(System.nanoTime() - stopped)).isLessThan(Duration.ofSeconds(5));
+      assertThat(drain(s, 0)[ProcessStream.STDOUT.ordinal()]).isEqualTo(total);
+    }
+  }
+
+  @Test
   void theDrainEndsWhileAReaderHoldsTheOutputs() throws Exception {
     // The leader exits at once; a background sleep keeps the pipes open, so the reader polls them
     // in slices until the 2 s drain ends, the tree is killed and the loop cuts the outputs.
