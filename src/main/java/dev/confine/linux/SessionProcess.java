@@ -114,8 +114,9 @@ public final class SessionProcess {
   private final int[] claimStreams = {-1, -1};
   private boolean callerReads; // under claim: the open outputs are off the loop's watch list
   private final boolean[] suspended = {false, false}; // under claim: which ones
-  private long lastCallerRead; // under claim
-  private long reclaimDelay; // under claim: until the loop's next check
+  private volatile long lastCallerRead; // written under claim, read by the loop's check without it
+  private boolean reclaimPending; // under claim: the loop's check is scheduled
+  private long reclaimDelay = CALLER_SLICE_NANOS; // loop thread only: until its next check
   private int callerTurn; // under claim
   private volatile boolean outputsWatched;
 
@@ -321,14 +322,19 @@ public final class SessionProcess {
    * RECLAIM_MAX_NANOS} while a client keeps reading). An output the client finds ended is not
    * watched again: the loop only closes it.
    *
-   * @return true when output (or an output's end) was taken in, or the thread is interrupted: the
-   *     caller re-checks; false when a virtual thread calls, the loop or another client holds the
-   *     outputs, none is left for a client, or nothing came within the slice: the caller waits for
-   *     the loop as before
+   * @return {@link CallerRead#SOME} when output (or an output's end) was taken in, or the thread is
+   *     interrupted: the caller re-checks; {@link CallerRead#BUSY} when the loop or another client
+   *     holds the outputs; {@link CallerRead#NONE} when a virtual thread calls, none is left for a
+   *     client, or nothing came within the slice: the caller waits for the loop as before
    */
-  public boolean readOnCaller(long deadlineNanos) {
-    if (!outputsWatched || Thread.currentThread().isVirtual() || !claim.tryLock()) {
-      return false;
+  public CallerRead readOnCaller(long deadlineNanos) {
+    if (!outputsWatched || Thread.currentThread().isVirtual()) {
+      return CallerRead.NONE;
+    }
+    if (!claim.tryLock()) {
+      // The loop or another client holds the outputs; with them off the loop's watch list nothing
+      // need come of that (the loop may only have checked on a reading client): look again soon.
+      return CallerRead.BUSY;
     }
     try {
       CallerBuffers b = CALLER_BUFFERS.get();
@@ -341,7 +347,7 @@ public final class SessionProcess {
       long left =
           deadlineNanos == Long.MAX_VALUE ? Long.MAX_VALUE : deadlineNanos - System.nanoTime();
       if (n == 0 || left <= 0) {
-        return false;
+        return CallerRead.NONE;
       }
       int timeout =
           (int)
@@ -353,8 +359,10 @@ public final class SessionProcess {
           suspended[b.slots[i]] = true;
         }
         callerReads = true;
-        reclaimDelay = CALLER_SLICE_NANOS;
-        loop.schedule(System.nanoTime() + reclaimDelay, this::reclaimOutputs);
+        if (!reclaimPending) {
+          reclaimPending = true;
+          loop.schedule(System.nanoTime() + CALLER_SLICE_NANOS, this::reclaimOutputs);
+        }
       }
       // Read first: while output streams in there usually is some, and a poll would only cost.
       // Once the first output gave something, the second is tried every fourth time only (a read
@@ -389,7 +397,7 @@ public final class SessionProcess {
       if (!progress) {
         giveOutputsBack(); // quiet: the loop watches again
       }
-      return progress || Thread.currentThread().isInterrupted();
+      return progress || Thread.currentThread().isInterrupted() ? CallerRead.SOME : CallerRead.NONE;
     } finally {
       claim.unlock();
     }
@@ -412,27 +420,30 @@ public final class SessionProcess {
 
   /**
    * On the loop thread, a slice after a client took the outputs: takes them back once no client has
-   * read them for a slice (it stopped reading with output still coming), else looks again.
+   * read them for a slice (it stopped reading with output still coming), else looks again, each
+   * time a little later (up to {@code RECLAIM_MAX_NANOS}) while clients keep reading.
    */
   private void reclaimOutputs() {
+    long now = System.nanoTime();
+    // Checked without the claim: taking it, however briefly, could turn away a client that comes
+    // to read just then, and with the outputs off the loop's list that client would wait for
+    // nothing (it retries after OutputLog's busy pause; better not to make it).
+    if (now - lastCallerRead < CALLER_SLICE_NANOS) {
+      reclaimDelay = Math.min(2 * reclaimDelay, RECLAIM_MAX_NANOS);
+      loop.schedule(now + reclaimDelay, this::reclaimOutputs);
+      return;
+    }
     if (!claim.tryLock()) {
-      loop.schedule(System.nanoTime() + CALLER_SLICE_NANOS, this::reclaimOutputs);
+      loop.schedule(now + CALLER_SLICE_NANOS, this::reclaimOutputs);
       return;
     }
     try {
-      if (!callerReads) {
-        return;
-      }
-      long now = System.nanoTime();
-      if (now - lastCallerRead < CALLER_SLICE_NANOS) {
-        reclaimDelay = Math.min(2 * reclaimDelay, RECLAIM_MAX_NANOS);
-        loop.schedule(now + reclaimDelay, this::reclaimOutputs);
-        return;
-      }
-      giveOutputsBack();
+      giveOutputsBack(); // nothing to do when the client already gave them back
+      reclaimPending = false;
     } finally {
       claim.unlock();
     }
+    reclaimDelay = CALLER_SLICE_NANOS;
   }
 
   private boolean readOnCaller(int slot, CallerBuffers b) {
@@ -467,6 +478,18 @@ public final class SessionProcess {
       loop.execute(() -> outputEnded(slot));
     }
     return got || ended;
+  }
+
+  /** What {@link #readOnCaller(long)} found. */
+  public enum CallerRead {
+    /** Output, or an output's end, was taken in, or the thread is interrupted: look again. */
+    SOME,
+    /** The loop or another client holds the outputs, perhaps only for a moment: try again soon. */
+    BUSY,
+    /**
+     * Nothing came within the slice, or the outputs are not a client's to read: wait for the loop.
+     */
+    NONE
   }
 
   /** A reading client's native memory, reused by every read of its thread. */

@@ -105,7 +105,14 @@ public final class EngineSession
               LocalRunner.DRAIN.toNanos(),
               session);
       // A platform thread blocked in read pulls the output itself, with no hop through the loop.
-      session.log.puller(session.process::readOnCaller);
+      SessionProcess process = session.process;
+      session.log.puller(
+          deadline ->
+              switch (process.readOnCaller(deadline)) {
+                case SOME -> OutputLog.Pulled.SOME;
+                case BUSY -> OutputLog.Pulled.BUSY;
+                case NONE -> OutputLog.Pulled.NONE;
+              });
     } catch (ErrnoException e) {
       throw ExecOutcomes.spawnFailure(command, e);
     } catch (EngineException e) {

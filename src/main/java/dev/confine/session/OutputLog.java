@@ -69,11 +69,29 @@ public final class OutputLog {
      * Reads what the source has, waiting for it until {@code deadlineNanos} at most, and appends it
      * to this log; called without the log's lock.
      *
-     * @return true when the reader should look again (something was appended, the source ended, or
-     *     the thread is interrupted); false when it should wait for the log as usual
+     * @return what the reader should do next
      */
-    boolean pull(long deadlineNanos);
+    Pulled pull(long deadlineNanos);
   }
+
+  /** What a {@link Puller} found, and so what the reader does next. */
+  public enum Pulled {
+    /** Something was appended, the source ended, or the thread is interrupted: look again. */
+    SOME,
+    /**
+     * Another thread holds the source, perhaps only for a moment: wait for an append, but pull
+     * again after {@link #BUSY_RETRY_NANOS} at most.
+     */
+    BUSY,
+    /** Nothing came, or the source is not the reader's to pull: wait for an append. */
+    NONE
+  }
+
+  /**
+   * How long a reader whose pull found the source {@link Pulled#BUSY} waits before it pulls again.
+   * The thread that holds the source need not append anything (it may only have checked on it).
+   */
+  static final long BUSY_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
   private volatile Puller puller;
 
@@ -236,7 +254,7 @@ public final class OutputLog {
     }
     lock.lock();
     try {
-      boolean pull = true;
+      Pulled pulled = null; // the last pull's answer, until the next wait
       while (true) {
         if (closed) {
           throw new ProcessClosedException();
@@ -262,10 +280,12 @@ public final class OutputLog {
           return new ProcessOutput(afterSeq, List.of(), true);
         }
         Puller p = puller;
-        if (p != null && pull && !Thread.currentThread().isInterrupted()) {
+        if (p != null
+            && (pulled == null || pulled == Pulled.SOME)
+            && !Thread.currentThread().isInterrupted()) {
           lock.unlock();
           try {
-            pull = p.pull(deadlineNanos); // appends through this log, under its lock
+            pulled = p.pull(deadlineNanos); // appends through this log, under its lock
           } finally {
             lock.lock();
           }
@@ -276,16 +296,17 @@ public final class OutputLog {
         if (Thread.interrupted()) {
           throw new InterruptedException();
         }
-        if (deadlineNanos == Long.MAX_VALUE) {
+        boolean busy = pulled == Pulled.BUSY;
+        if (deadlineNanos == Long.MAX_VALUE && !busy) {
           changed.await();
         } else {
           long left = deadlineNanos - System.nanoTime();
           if (left <= 0) {
             return new ProcessOutput(afterSeq, List.of(), false);
           }
-          changed.awaitNanos(left);
+          changed.awaitNanos(busy ? Math.min(left, BUSY_RETRY_NANOS) : left);
         }
-        pull = true;
+        pulled = null;
       }
     } finally {
       lock.unlock();

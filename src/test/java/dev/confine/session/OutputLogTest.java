@@ -98,6 +98,64 @@ class OutputLogTest {
   // ---- append and retention ----
 
   @Test
+  @Timeout(10)
+  void aReaderWhosePullFindsTheSourceBusyPullsAgainWithoutAnAppend() throws Exception {
+    // The holder of the source appends nothing (it only checked on it): the reader must not wait
+    // for an append that never comes, but pull again after the busy pause.
+    OutputLog log = new OutputLog(0);
+    List<Long> calls = new ArrayList<>();
+    log.puller(
+        deadline -> {
+          synchronized (calls) {
+            calls.add(System.nanoTime());
+            if (calls.size() == 1) {
+              return OutputLog.Pulled.BUSY;
+            }
+          }
+          log.append(ProcessStream.STDOUT, b("late"));
+          return OutputLog.Pulled.SOME;
+        });
+    ProcessOutput out = log.read(0, 100);
+    assertThat(out.chunks()).extracting(c -> new String(c.data(), UTF_8)).containsExactly("late");
+    assertThat(calls).hasSize(2);
+    assertThat(calls.get(1) - calls.get(0)).isGreaterThanOrEqualTo(OutputLog.BUSY_RETRY_NANOS / 2);
+  }
+
+  @Test
+  @Timeout(10)
+  void aReaderWhosePullFoundNothingWaitsForAnAppendAndThenPullsAgain() throws Exception {
+    OutputLog log = new OutputLog(0);
+    List<OutputLog.Pulled> answers = new ArrayList<>(List.of(OutputLog.Pulled.NONE));
+    int[] pulls = {0};
+    log.puller(
+        deadline -> {
+          synchronized (pulls) {
+            pulls[0]++;
+            return answers.isEmpty() ? OutputLog.Pulled.NONE : answers.remove(0);
+          }
+        });
+    // Nothing is appended: the read waits out its deadline, not pulling in a loop (once more after
+    // the wait, which returns at once with the deadline passed).
+    ProcessOutput none = log.read(0, 100, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(50));
+    assertThat(none.chunks()).isEmpty();
+    assertThat(none.eof()).isFalse();
+    assertThat(pulls[0]).isBetween(1, 2);
+    // An append wakes a waiting reader, which returns it.
+    CompletableFuture<ProcessOutput> reader =
+        CompletableFuture.supplyAsync(
+            () -> {
+              try {
+                return log.read(0, 100);
+              } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+              }
+            });
+    Thread.sleep(50);
+    log.append(ProcessStream.STDERR, b("x"));
+    assertThat(reader.get(5, TimeUnit.SECONDS).chunks()).hasSize(1);
+  }
+
+  @Test
   void appendGivesEachChunkTheOffsetOfItsFirstByte() throws InterruptedException {
     OutputLog log = new OutputLog(0);
     assertThat(log.nextSeq()).isZero();
