@@ -43,6 +43,7 @@ public final class SessionProcess {
   // While a client keeps reading, the loop's check whether it stopped backs off from one slice to
   // this: each check wakes the loop, a third busy thread on two CPUs.
   private static final long RECLAIM_MAX_NANOS = TimeUnit.MILLISECONDS.toNanos(80);
+  private static final long RECLAIM_CONFIRM_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
   // FIONREAD's answer; used only on the loop thread, one handler call at a time.
   private static final MemorySegment AVAILABLE = Arena.global().allocate(ValueLayout.JAVA_INT);
 
@@ -117,6 +118,7 @@ public final class SessionProcess {
   private volatile long lastCallerRead; // written under claim, read by the loop's check without it
   private boolean reclaimPending; // under claim: the loop's check is scheduled
   private long reclaimDelay = CALLER_SLICE_NANOS; // loop thread only: until its next check
+  private boolean reclaimConfirming; // loop thread only: the client looked idle at the last check
   private int callerTurn; // under claim
   private volatile boolean outputsWatched;
 
@@ -429,10 +431,19 @@ public final class SessionProcess {
     // to read just then, and with the outputs off the loop's list that client would wait for
     // nothing (it retries after OutputLog's busy pause; better not to make it).
     if (now - lastCallerRead < CALLER_SLICE_NANOS) {
+      reclaimConfirming = false;
       reclaimDelay = Math.min(2 * reclaimDelay, RECLAIM_MAX_NANOS);
       loop.schedule(now + reclaimDelay, this::reclaimOutputs);
       return;
     }
+    if (!reclaimConfirming) {
+      // A pause of the whole JVM (a GC) stops the client and this check alike, and the check may
+      // run first when it ends: look once more before taking over from a client that reads on.
+      reclaimConfirming = true;
+      loop.schedule(now + RECLAIM_CONFIRM_NANOS, this::reclaimOutputs);
+      return;
+    }
+    reclaimConfirming = false;
     if (!claim.tryLock()) {
       loop.schedule(now + CALLER_SLICE_NANOS, this::reclaimOutputs);
       return;
