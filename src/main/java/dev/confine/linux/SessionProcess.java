@@ -44,6 +44,7 @@ public final class SessionProcess {
   // this: each check wakes the loop, a third busy thread on two CPUs.
   private static final long RECLAIM_MAX_NANOS = TimeUnit.MILLISECONDS.toNanos(80);
   private static final long RECLAIM_CONFIRM_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+  private static final int QUIET_SKIP_MAX = 32;
   // FIONREAD's answer; used only on the loop thread, one handler call at a time.
   private static final MemorySegment AVAILABLE = Arena.global().allocate(ValueLayout.JAVA_INT);
 
@@ -119,7 +120,9 @@ public final class SessionProcess {
   private boolean reclaimPending; // under claim: the loop's check is scheduled
   private long reclaimDelay = CALLER_SLICE_NANOS; // loop thread only: until its next check
   private boolean reclaimConfirming; // loop thread only: the client looked idle at the last check
-  private int callerTurn; // under claim
+  private int leadSlot; // under claim: the output that gave something last, read first
+  private final int[] skipEvery = {1, 1}; // under claim: a quiet output is read every n-th time
+  private final int[] skipLeft = {0, 0}; // under claim: until its next read
   private volatile boolean outputsWatched;
 
   private SessionProcess(
@@ -341,7 +344,7 @@ public final class SessionProcess {
     try {
       CallerBuffers b = CALLER_BUFFERS.get();
       int n = 0;
-      for (int slot = 0; slot < 2; slot++) {
+      for (int slot : new int[] {leadSlot, 1 - leadSlot}) { // the one that gave output last first
         if (claimFds[slot] >= 0) {
           b.slots[n++] = slot;
         }
@@ -367,16 +370,25 @@ public final class SessionProcess {
         }
       }
       // Read first: while output streams in there usually is some, and a poll would only cost.
-      // Once the first output gave something, the second is tried every fourth time only (a read
-      // that finds nothing is a system call per chunk); a poll finds it whenever the first is
-      // quiet.
+      // While one output streams, a quiet other one is tried less and less often (every 2nd, 4th,
+      // ... up to every QUIET_SKIP_MAX-th time): a read that finds nothing is a system call per
+      // chunk, a tenth of a reading client's time when tried every fourth chunk. A poll finds it
+      // whenever the streaming one is quiet, and it is read every time again once it gave some.
       boolean progress = false;
       for (int i = 0; i < n; i++) {
         int slot = b.slots[i];
-        if (progress && (++callerTurn & 3) != 0) {
+        if (progress && --skipLeft[slot] > 0) {
           continue;
         }
-        progress |= readOnCaller(slot, b);
+        boolean got = readOnCaller(slot, b);
+        if (got) {
+          skipEvery[slot] = 1;
+          leadSlot = slot;
+        } else if (progress) {
+          skipEvery[slot] = Math.min(2 * skipEvery[slot], QUIET_SKIP_MAX);
+        }
+        skipLeft[slot] = skipEvery[slot];
+        progress |= got;
       }
       if (!progress) {
         long size = pollfd.sizeof();

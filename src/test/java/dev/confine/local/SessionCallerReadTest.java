@@ -86,6 +86,23 @@ class SessionCallerReadTest {
   }
 
   @Test
+  void aFloodOnStderrLeadsAndTheTrickleOnStdoutIsStillRead() throws Exception {
+    // The mirror image: the output read first is the one that gave something last.
+    String script =
+        "head -c "
+            + 64 * MIB
+            + " /dev/zero >&2 & "
+            + "i=0; while [ $i -lt 1024 ]; do head -c 4096 /dev/zero; i=$((i+1)); done; wait";
+    try (ProcessSession s =
+        runner.start(ProcessSpec.pipes(List.of("sh", "-c", script)).withOptions(log(256L * MIB)))) {
+      long[] perStream = drain(s, 0);
+      assertThat(perStream[ProcessStream.STDERR.ordinal()]).isEqualTo(64L * MIB);
+      assertThat(perStream[ProcessStream.STDOUT.ordinal()]).isEqualTo(4L * MIB);
+      assertThat(s.waitFor()).isEqualTo(ProcessExit.exited(0));
+    }
+  }
+
+  @Test
   void aWatcherSeesEveryByteAReaderPulled() throws Exception {
     try (ProcessSession s =
         runner.start(
