@@ -37,10 +37,15 @@ public final class OutputLog {
 
   /*
    * The retained chunks, oldest first, in a power-of-two ring: trimming drops from the front and
-   * appending adds at the back, both O(1), and the chunk holding a cursor is found by binary search
-   * on the chunks' seqs (which increase with the ring index).
+   * appending adds at the back, both O(1). Beside it, at the same index, each chunk's offset: the
+   * chunk holding a cursor is found in that array alone (chunks are contiguous, so a chunk ends
+   * where the next one starts, the newest at nextSeq), searched from the newest end because
+   * readers mostly read at the tail. A binary search through the chunk objects themselves touched
+   * two cold cache lines per step (the chunk, its array's length): with 64 MiB retained in 8 KiB
+   * chunks, a fifth of a streaming reader's time.
    */
   private OutputChunk[] ring = new OutputChunk[INITIAL_RING];
+  private long[] starts = new long[INITIAL_RING];
   private int head;
   private int size;
   private long retainedBytes;
@@ -205,6 +210,7 @@ public final class OutputLog {
       watchers.clear();
       // Nothing can read the output any more; let it go even while the session object lives on.
       ring = new OutputChunk[0];
+      starts = new long[0];
       head = 0;
       size = 0;
       retainedBytes = 0;
@@ -414,7 +420,7 @@ public final class OutputLog {
   }
 
   private long retainedStart() {
-    return size == 0 ? nextSeq : ring[head].seq();
+    return size == 0 ? nextSeq : starts[head];
   }
 
   private OutputChunk chunk(int i) {
@@ -423,36 +429,62 @@ public final class OutputLog {
 
   private void push(OutputChunk c) {
     if (size == ring.length) {
-      OutputChunk[] grown = new OutputChunk[Math.max(INITIAL_RING, ring.length * 2)];
+      int capacity = Math.max(INITIAL_RING, ring.length * 2);
+      OutputChunk[] grown = new OutputChunk[capacity];
+      long[] grownStarts = new long[capacity];
       for (int i = 0; i < size; i++) {
         grown[i] = chunk(i);
+        grownStarts[i] = start(i);
       }
       ring = grown;
+      starts = grownStarts;
       head = 0;
     }
-    ring[(head + size) & (ring.length - 1)] = c;
+    int at = (head + size) & (ring.length - 1);
+    ring[at] = c;
+    starts[at] = c.seq();
     size++;
     retainedBytes += c.length();
   }
 
+  /** The offset of retained chunk {@code i} (0 = the oldest). */
+  private long start(int i) {
+    return starts[(head + i) & (starts.length - 1)];
+  }
+
   private void dropOldest() {
-    OutputChunk c = ring[head];
+    long start = starts[head];
     ring[head] = null;
     head = (head + 1) & (ring.length - 1);
     size--;
-    retainedBytes -= c.length();
+    retainedBytes -= retainedStart() - start; // the next chunk starts where the dropped one ended
   }
 
   /** The index of the first retained chunk that ends after {@code seq}; {@code size} if none. */
   private int chunkEndingAfter(long seq) {
-    int lo = 0;
-    int hi = size;
-    while (lo < hi) {
+    if (seq >= nextSeq) {
+      return size;
+    }
+    // The chunk holding seq is the last one starting at or before it. Gallop back from the newest
+    // (a reader at the tail needs one look), then search the range found.
+    int hi = size - 1;
+    if (start(hi) <= seq) {
+      return hi;
+    }
+    int lo = hi - 1;
+    for (int step = 1; lo > 0 && start(lo) > seq; step <<= 1) {
+      hi = lo;
+      lo = Math.max(0, hi - 2 * step);
+    }
+    if (start(lo) > seq) {
+      return 0; // before the oldest retained chunk: that one is the first to end after it
+    }
+    while (hi - lo > 1) { // start(lo) <= seq < start(hi)
       int mid = (lo + hi) >>> 1;
-      if (chunk(mid).end() > seq) {
-        hi = mid;
+      if (start(mid) <= seq) {
+        lo = mid;
       } else {
-        lo = mid + 1;
+        hi = mid;
       }
     }
     return lo;

@@ -156,6 +156,32 @@ class OutputLogTest {
   }
 
   @Test
+  void everyOffsetOfManyChunksIsFoundInItsChunk() throws InterruptedException {
+    // Chunks of 1 to 7 bytes, some trimmed away: each retained offset must be read from the chunk
+    // that holds it, near the newest end or far from it.
+    OutputLog log = new OutputLog(5_000);
+    List<long[]> spans = new ArrayList<>(); // {seq, end}
+    for (int i = 0; i < 3_000; i++) {
+      byte[] data = new byte[1 + i % 7];
+      Arrays.fill(data, (byte) i);
+      spans.add(new long[] {log.nextSeq(), log.nextSeq() + data.length});
+      log.append(i % 2 == 0 ? ProcessStream.STDOUT : ProcessStream.STDERR, data);
+    }
+    for (long[] span : spans) {
+      for (long at = span[0]; at < span[1]; at++) {
+        if (at < log.retainedFrom()) {
+          continue;
+        }
+        List<OutputChunk> chunks = log.read(at, 1).chunks();
+        assertThat(chunks).hasSize(1);
+        assertThat(chunks.get(0).seq()).isEqualTo(at);
+        assertThat(chunks.get(0).data()[0]).isEqualTo((byte) spans.indexOf(span));
+      }
+    }
+    assertThat(log.read(log.retainedFrom(), 1 << 20).bytes()).hasSize((int) log.retainedBytes());
+  }
+
+  @Test
   void appendGivesEachChunkTheOffsetOfItsFirstByte() throws InterruptedException {
     OutputLog log = new OutputLog(0);
     assertThat(log.nextSeq()).isZero();
