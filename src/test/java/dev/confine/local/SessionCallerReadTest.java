@@ -263,6 +263,24 @@ class SessionCallerReadTest {
   }
 
   @Test
+  void twoReadersOfOneSessionTakeTurnsAndBothGetEverything() throws Exception {
+    // Both platform threads want the outputs; the one turned away retries (or waits for the
+    // other's appends) and neither may miss a byte or hang. A pause in the middle lets one of them
+    // hold the outputs in a poll while the other is turned away.
+    String script =
+        "head -c " + 16 * MIB + " /dev/zero; sleep 0.2; head -c " + 16 * MIB + " /dev/zero";
+    try (ProcessSession s =
+            runner.start(
+                ProcessSpec.pipes(List.of("sh", "-c", script)).withOptions(log(64L * MIB)));
+        var threads = Executors.newFixedThreadPool(2)) {
+      var first = threads.submit(() -> drain(s, 0));
+      var second = threads.submit(() -> drain(s, 0));
+      assertThat(first.get()[ProcessStream.STDOUT.ordinal()]).isEqualTo(32L * MIB);
+      assertThat(second.get()[ProcessStream.STDOUT.ordinal()]).isEqualTo(32L * MIB);
+    }
+  }
+
+  @Test
   void virtualThreadsWaitForTheLoop() throws Exception {
     try (ProcessSession s =
             runner.start(
