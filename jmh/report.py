@@ -48,6 +48,7 @@ def load(path, default):
 def main(folder):
     runs = load(os.path.join(folder, "jmh.json"), [])
     scores = {}
+    secondary = {}
     percentiles = {}
     print()
     print(f"{'benchmark':<34} {'param':<6} {'score':>11} {'error':>10}  unit")
@@ -57,6 +58,7 @@ def main(folder):
         param = ",".join(str(v) for v in (r.get("params") or {}).values())
         m = r["primaryMetric"]
         scores[(name, param)] = m["score"]
+        secondary[(name, param)] = {k: v["score"] for k, v in (r.get("secondaryMetrics") or {}).items()}
         if m.get("scorePercentiles"):
             percentiles[(name, param)] = m["scorePercentiles"]
         err = m.get("scoreError")
@@ -116,7 +118,7 @@ def main(folder):
          ratio(scores.get(("CapsBench.procSampler", "")), uncapped))
     caps_report(folder)
     caps_profile(folder)
-    sessions(folder, scores, percentiles, ratio, show)
+    sessions(folder, scores, percentiles, ratio, show, secondary)
 
     print()
     print("Confinement (each pair measured in the same run):")
@@ -174,12 +176,21 @@ def main(folder):
     print("Absolute numbers move with the machine's load; compare the ratios.")
 
 
-def sessions(folder, scores, percentiles, ratio, show):
+def sessions(folder, scores, percentiles, ratio, show, secondary):
     print()
     print("Sessions (each pair measured in the same run; throughput ops are MiB, so ops/s = MiB/s):")
     show("pipe session, 256 MiB: LocalRunner / ProcessBuilder",
          ratio(scores.get(("PipeSessionBench.localRunner", "")),
                scores.get(("PipeSessionBench.processBuilder", ""))), TARGET_PIPE_SESSION)
+    # The same pair alternating within each op: the same bytes through each side, so the inverse
+    # ratio of their times is the throughput ratio.
+    pair = secondary.get(("PipeSessionBench.interleaved", ""), {})
+    session_ns = pair.get("sessionNanos")
+    builder_ns = pair.get("processBuilderNanos")
+    show("interleaved in JMH (PipeSessionBench.interleaved): pipe session / ProcessBuilder",
+         ratio(builder_ns, session_ns), TARGET_PIPE_SESSION)
+    if session_ns and builder_ns:
+        print(f"    over the measured iterations: pipe session {session_ns / 1e9:.1f} s, ProcessBuilder {builder_ns / 1e9:.1f} s")
     prof = load(os.path.join(folder, "pipe-profile.json"), None)
     if prof:
         show(f"interleaved over {prof['rounds']} rounds (PipeSessionProfile): pipe session / ProcessBuilder",

@@ -9,9 +9,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.AuxCounters;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OperationsPerInvocation;
@@ -30,6 +32,14 @@ import org.openjdk.jmh.annotations.Warmup;
  * ProcessBuilder} with stderr merged into stdout (the session's log also holds both), read to end
  * of file into a 64 KiB buffer. One op per MiB: the scores are MiB/s. The fork's heap is fixed and
  * pre-touched (see {@link Sessions}).
+ *
+ * <p>JMH runs one benchmark's forks after the other's, so on a machine whose speed drifts over
+ * minutes (a shared VM) the two scores can come from different weather: the same run has given
+ * 0.85x here and 1.04x interleaved. {@link #interleaved} therefore also runs both, alternately in
+ * one op (the order swapped every op), and counts each side's nanoseconds in {@link PairTimes}
+ * (secondary results {@code sessionNanos} and {@code processBuilderNanos}, which JMH sums over the
+ * measured iterations); the same bytes went through each, so their inverse ratio is the throughput
+ * ratio. Its primary score (both sides' MiB per second together) means nothing on its own.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.Throughput)
@@ -72,6 +82,41 @@ public class PipeSessionBench {
       Checks.exitedZero(s.waitFor().code());
       return Sessions.checkLength(n, Sessions.SIZE);
     }
+  }
+
+  /** Each side's time in {@link #interleaved}, in nanoseconds. */
+  @State(Scope.Thread)
+  @AuxCounters(AuxCounters.Type.EVENTS)
+  public static class PairTimes {
+    public long sessionNanos;
+    public long processBuilderNanos;
+    private boolean builderFirst;
+
+    @Setup(Level.Iteration)
+    public void reset() {
+      sessionNanos = 0;
+      processBuilderNanos = 0;
+    }
+  }
+
+  @Benchmark
+  @OperationsPerInvocation(2 * MIBS)
+  public long interleaved(PairTimes times) throws IOException, InterruptedException {
+    boolean builderFirst = times.builderFirst;
+    times.builderFirst = !builderFirst;
+    long n = 0;
+    for (int side = 0; side < 2; side++) {
+      boolean builder = builderFirst == (side == 0);
+      long t0 = System.nanoTime();
+      n += builder ? processBuilder() : localRunner();
+      long t = System.nanoTime() - t0;
+      if (builder) {
+        times.processBuilderNanos += t;
+      } else {
+        times.sessionNanos += t;
+      }
+    }
+    return n;
   }
 
   @Benchmark
