@@ -16,7 +16,7 @@ import net.jqwik.api.Provide;
 /**
  * The ceiling rule of {@link Runners#withDefaults}: a call can narrow the defaults, never widen.
  */
-class DefaultsMergeProperties {
+class DefaultsMergePropertiesTest {
 
   @Property
   void envAllowNeverWidens(@ForAll("options") ExecOptions d, @ForAll("options") ExecOptions c) {
