@@ -24,6 +24,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * A platform thread blocked in a session's read reads the child's output itself (the outputs taken
@@ -68,36 +70,29 @@ class SessionCallerReadTest {
     }
   }
 
-  @Test
-  void bothStreamsArriveWholeWhileOneFloods() throws Exception {
-    // stdout floods with 64 MiB while stderr gets 4 MiB in small writes at the same time.
+  @ParameterizedTest
+  @EnumSource(
+      value = ProcessStream.class,
+      names = {"STDOUT", "STDERR"})
+  void bothStreamsArriveWholeWhileOneFloods(ProcessStream flooded) throws Exception {
+    // One stream floods with 64 MiB while the other gets 4 MiB in small writes at the same time.
+    // The output that gave something last is read first: either way round, the trickle must
+    // still be read.
+    boolean stdout = flooded == ProcessStream.STDOUT;
+    ProcessStream trickled = stdout ? ProcessStream.STDERR : ProcessStream.STDOUT;
     String script =
         "head -c "
             + 64 * MIB
-            + " /dev/zero & "
-            + "i=0; while [ $i -lt 1024 ]; do head -c 4096 /dev/zero >&2; i=$((i+1)); done; wait";
+            + " /dev/zero"
+            + (stdout ? "" : " >&2")
+            + " & i=0; while [ $i -lt 1024 ]; do head -c 4096 /dev/zero"
+            + (stdout ? " >&2" : "")
+            + "; i=$((i+1)); done; wait";
     try (ProcessSession s =
         runner.start(ProcessSpec.pipes(List.of("sh", "-c", script)).withOptions(log(256L * MIB)))) {
       long[] perStream = drain(s, 0);
-      assertThat(perStream[ProcessStream.STDOUT.ordinal()]).isEqualTo(64L * MIB);
-      assertThat(perStream[ProcessStream.STDERR.ordinal()]).isEqualTo(4L * MIB);
-      assertThat(s.waitFor()).isEqualTo(ProcessExit.exited(0));
-    }
-  }
-
-  @Test
-  void aFloodOnStderrLeadsAndTheTrickleOnStdoutIsStillRead() throws Exception {
-    // The mirror image: the output read first is the one that gave something last.
-    String script =
-        "head -c "
-            + 64 * MIB
-            + " /dev/zero >&2 & "
-            + "i=0; while [ $i -lt 1024 ]; do head -c 4096 /dev/zero; i=$((i+1)); done; wait";
-    try (ProcessSession s =
-        runner.start(ProcessSpec.pipes(List.of("sh", "-c", script)).withOptions(log(256L * MIB)))) {
-      long[] perStream = drain(s, 0);
-      assertThat(perStream[ProcessStream.STDERR.ordinal()]).isEqualTo(64L * MIB);
-      assertThat(perStream[ProcessStream.STDOUT.ordinal()]).isEqualTo(4L * MIB);
+      assertThat(perStream[flooded.ordinal()]).isEqualTo(64L * MIB);
+      assertThat(perStream[trickled.ordinal()]).isEqualTo(4L * MIB);
       assertThat(s.waitFor()).isEqualTo(ProcessExit.exited(0));
     }
   }
