@@ -344,10 +344,11 @@ public final class SessionProcess {
     try {
       CallerBuffers b = CALLER_BUFFERS.get();
       int n = 0;
-      for (int slot : new int[] {leadSlot, 1 - leadSlot}) { // the one that gave output last first
-        if (claimFds[slot] >= 0) {
-          b.slots[n++] = slot;
-        }
+      if (claimFds[leadSlot] >= 0) { // the output that gave something last first
+        b.slots[n++] = leadSlot;
+      }
+      if (claimFds[1 - leadSlot] >= 0) {
+        b.slots[n++] = 1 - leadSlot;
       }
       long left =
           deadlineNanos == Long.MAX_VALUE ? Long.MAX_VALUE : deadlineNanos - System.nanoTime();
@@ -441,7 +442,7 @@ public final class SessionProcess {
     long now = System.nanoTime();
     // Checked without the claim: taking it, however briefly, could turn away a client that comes
     // to read just then, and with the outputs off the loop's list that client would wait for
-    // nothing (it retries after OutputLog's busy pause; better not to make it).
+    // nothing (it tries again after a short pause, CallerRead.BUSY; better not to make it).
     if (now - lastCallerRead < CALLER_SLICE_NANOS) {
       reclaimConfirming = false;
       reclaimDelay = Math.min(2 * reclaimDelay, RECLAIM_MAX_NANOS);

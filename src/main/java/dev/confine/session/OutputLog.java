@@ -462,7 +462,7 @@ public final class OutputLog {
 
   /** The index of the first retained chunk that ends after {@code seq}; {@code size} if none. */
   private int chunkEndingAfter(long seq) {
-    if (seq >= nextSeq) {
+    if (seq >= nextSeq || size == 0) {
       return size;
     }
     // The chunk holding seq is the last one starting at or before it. Gallop back from the newest
