@@ -102,7 +102,7 @@ public final class SessionProcess {
   private boolean finished;
   private EventLoop.Timer timeoutTimer;
   private EventLoop.Timer drainTimer;
-  private final long[] outputTokens = {-1, -1};
+  private final long[] outputTokens = {-1, -1}; // set once, under claim, before outputsWatched
   private final List<byte[]> batch = new ArrayList<>(READS_PER_EVENT);
   private final boolean[] outputOpen = {false, false};
 
@@ -110,12 +110,11 @@ public final class SessionProcess {
   // session (readOnCaller), one at a time. Output fds are closed only under it, so a client never
   // reads a closed (or reused) fd. Lock order: claim, then the listener's locks.
   private final ReentrantLock claim = new ReentrantLock();
-  // Under claim: each open output's fd (-1 once closed), token and stream, for a reading client.
+  // Under claim: each open output's fd (-1 once closed) and stream, for a reading client.
   private final int[] claimFds = {-1, -1};
-  private final long[] claimTokens = {-1, -1};
   private final int[] claimStreams = {-1, -1};
-  private boolean callerReads; // under claim: the open outputs are off the loop's watch list
-  private final boolean[] suspended = {false, false}; // under claim: which ones
+  // Under claim: the open outputs (all of them: none opens later) are off the loop's watch list.
+  private boolean callerReads;
   private volatile long lastCallerRead; // written under claim, read by the loop's check without it
   private boolean reclaimPending; // under claim: the loop's check is scheduled
   private long reclaimDelay = CALLER_SLICE_NANOS; // loop thread only: until its next check
@@ -241,7 +240,6 @@ public final class SessionProcess {
               outputTokens[slot] =
                   loop.register(fds[slot], LibC.EPOLLIN(), reader(streams[slot], slot));
               claimFds[slot] = fds[slot];
-              claimTokens[slot] = outputTokens[slot];
               claimStreams[slot] = streams[slot];
             }
           } finally {
@@ -361,8 +359,7 @@ public final class SessionProcess {
                   CALLER_SLICE_MILLIS, (Math.min(left, Long.MAX_VALUE / 2) + 999_999) / 1_000_000);
       if (!callerReads) {
         for (int i = 0; i < n; i++) {
-          loop.suspend(claimTokens[b.slots[i]]);
-          suspended[b.slots[i]] = true;
+          loop.suspend(outputTokens[b.slots[i]]);
         }
         callerReads = true;
         if (!reclaimPending) {
@@ -423,11 +420,8 @@ public final class SessionProcess {
     if (callerReads) {
       callerReads = false;
       for (int slot = 0; slot < 2; slot++) {
-        if (suspended[slot]) {
-          suspended[slot] = false;
-          if (claimFds[slot] >= 0) {
-            loop.resume(claimTokens[slot]);
-          }
+        if (claimFds[slot] >= 0) {
+          loop.resume(outputTokens[slot]);
         }
       }
     }
@@ -498,7 +492,6 @@ public final class SessionProcess {
       // No client reads the fd again, and it stays off the loop's watch list (no end of file for
       // the loop to find, and fight the claim for): the loop only closes it and counts it.
       claimFds[slot] = -1;
-      suspended[slot] = false;
       loop.execute(() -> outputEnded(slot));
     }
     return got || ended;
