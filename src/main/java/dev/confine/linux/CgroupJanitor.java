@@ -21,9 +21,11 @@ import java.util.function.Predicate;
  * ({@link Cgroups#probe}).
  */
 public final class CgroupJanitor {
-  /** A cgroup to remove, or to recycle and offer to {@code keep} (removed when it declines). */
-  private record Job(
-      TreeCgroup cg, V1TreeCgroup recycled, boolean knownEmpty, Predicate<V1TreeCgroup> keep) {}
+  /**
+   * A cgroup to remove ({@code keep} null), or a v1 one to recycle and offer to {@code keep}
+   * (removed when that fails or it declines).
+   */
+  private record Job(TreeCgroup cg, boolean knownEmpty, Predicate<V1TreeCgroup> keep) {}
 
   private static final Queue<Job> QUEUE = new ConcurrentLinkedQueue<>();
   private static final List<Runnable> AT_EXIT = new CopyOnWriteArrayList<>();
@@ -41,7 +43,7 @@ public final class CgroupJanitor {
 
   /** Queues {@code cg} for removal; its tree was killed, or ended, already. */
   static void remove(TreeCgroup cg) {
-    queue(new Job(cg, null, false, null));
+    queue(new Job(cg, false, null));
   }
 
   /**
@@ -49,7 +51,7 @@ public final class CgroupJanitor {
    * and offered to {@code keep}; it is removed when that fails or {@code keep} declines.
    */
   static void recycle(V1TreeCgroup cg, boolean knownEmpty, Predicate<V1TreeCgroup> keep) {
-    queue(new Job(cg, cg, knownEmpty, keep));
+    queue(new Job(cg, knownEmpty, keep));
   }
 
   /** Runs {@code action} (which may queue removals) when the JVM exits, before the last ones. */
@@ -117,16 +119,17 @@ public final class CgroupJanitor {
     }
     Job job;
     while ((job = QUEUE.poll()) != null) {
-      run(new Job(job.cg(), null, false, null)); // nothing is recycled at exit
+      run(new Job(job.cg(), false, null)); // nothing is recycled at exit
     }
   }
 
   private static void run(Job job) {
     try {
-      if (job.recycled() != null
+      if (job.keep() != null
+          && job.cg() instanceof V1TreeCgroup v1
           && !exiting
-          && job.recycled().recycle(job.knownEmpty())
-          && job.keep().test(job.recycled())) {
+          && v1.recycle(job.knownEmpty())
+          && job.keep().test(v1)) {
         return;
       }
       job.cg().remove();
