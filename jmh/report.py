@@ -13,6 +13,7 @@ shown as n/a.
 """
 import json
 import os
+import random
 import sys
 
 # The issue's targets: LocalRunner spawn at least 2.0x ProcessBuilder and 0.85x the C floor.
@@ -37,6 +38,28 @@ TARGET_PTY_SESSION = 1.0
 EXPECTED_FDS_PER_SESSION = 3
 
 
+def paired_interval(numerators, denominators, resamples=10_000):
+    """The 2.5th and 97.5th percentiles of sum(numerators) / sum(denominators) over the pairs
+    resampled with replacement (a paired percentile bootstrap, fixed seed); None for fewer than
+    two pairs."""
+    n = len(numerators)
+    if n < 2 or n != len(denominators):
+        return None
+    rng = random.Random(42)
+    ratios = []
+    for _ in range(resamples):
+        picks = [rng.randrange(n) for _ in range(n)]
+        ratios.append(sum(numerators[k] for k in picks) / sum(denominators[k] for k in picks))
+    ratios.sort()
+    return ratios[int(0.025 * resamples)], ratios[int(0.975 * resamples) - 1]
+
+
+def interval_text(ci, target=TARGET_PIPE_SESSION):
+    """An interval of the pipe-session ratio, and whether all of it clears the target."""
+    clears = "all of it" if ci[0] >= target else "NOT all of it"
+    return f"{ci[0]:.2f}-{ci[1]:.2f}x, {clears} >= {target:.2f}x"
+
+
 def load(path, default):
     try:
         with open(path) as f:
@@ -59,6 +82,10 @@ def main(folder):
         m = r["primaryMetric"]
         scores[(name, param)] = m["score"]
         secondary[(name, param)] = {k: v["score"] for k, v in (r.get("secondaryMetrics") or {}).items()}
+        # Per-iteration values (all forks), for the intervals of interleaved pairs.
+        secondary[(name, param)]["raw"] = {
+            k: [x for fork in v.get("rawData", []) for x in fork]
+            for k, v in (r.get("secondaryMetrics") or {}).items()}
         if m.get("scorePercentiles"):
             percentiles[(name, param)] = m["scorePercentiles"]
         err = m.get("scoreError")
@@ -190,12 +217,17 @@ def sessions(folder, scores, percentiles, ratio, show, secondary):
     show("interleaved in JMH (PipeSessionBench.interleaved): pipe session / ProcessBuilder",
          ratio(builder_ns, session_ns), TARGET_PIPE_SESSION)
     if session_ns and builder_ns:
-        print(f"    over the measured iterations: pipe session {session_ns / 1e9:.1f} s, ProcessBuilder {builder_ns / 1e9:.1f} s")
+        raw = pair.get("raw", {})
+        ci = paired_interval(raw.get("processBuilderNanos", []), raw.get("sessionNanos", []))
+        ci = f"; 95% CI {interval_text(ci)} ({len(raw['sessionNanos'])} iterations resampled)" if ci else ""
+        print(f"    over the measured iterations: pipe session {session_ns / 1e9:.1f} s, ProcessBuilder {builder_ns / 1e9:.1f} s{ci}")
     prof = load(os.path.join(folder, "pipe-profile.json"), None)
     if prof:
         show(f"interleaved over {prof['rounds']} rounds (PipeSessionProfile): pipe session / ProcessBuilder",
              prof["sessionMiBs"] / prof["processBuilderMiBs"], TARGET_PIPE_SESSION)
-        print(f"    pipe session {prof['sessionMiBs']:.0f} MiB/s, ProcessBuilder {prof['processBuilderMiBs']:.0f} MiB/s")
+        ci = paired_interval(prof.get("processBuilderNanos", []), prof.get("sessionNanos", []))
+        ci = f"; 95% CI {interval_text(ci)} (rounds resampled)" if ci else ""
+        print(f"    pipe session {prof['sessionMiBs']:.0f} MiB/s, ProcessBuilder {prof['processBuilderMiBs']:.0f} MiB/s{ci}")
     show("PTY session, 256 MiB: LocalRunner / pty4j",
          ratio(scores.get(("PtySessionBench.localRunner", "")), scores.get(("PtySessionBench.pty4j", ""))),
          TARGET_PTY_SESSION)

@@ -1,21 +1,22 @@
 package dev.confine.bench;
 
-import dev.confine.local.LocalRunner;
-import dev.confine.session.ProcessSession;
-import dev.confine.session.ProcessSpec;
-import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
+import java.util.Arrays;
 import java.util.Locale;
+import java.util.stream.Collectors;
 
 /**
- * The two sides of {@link PipeSessionBench}, interleaved in one loop so that the machine's load
- * hits them alike: per round 256 MiB through a {@link LocalRunner} pipe session (read until end of
- * file) and then through {@link ProcessBuilder}'s stream, the same child and reads as the JMH
- * benchmark. Reports the MiB/s of each over all rounds and their ratio. Run it with a fixed,
- * pre-touched heap as the benchmark's fork does ({@code -Xms2g -Xmx2g -XX:+AlwaysPreTouch}).
+ * The two sides of {@link PipeSessionBench} ({@link PipeSessionBench#localRunner} and {@link
+ * PipeSessionBench#processBuilder}: 256 MiB through a pipe session and through {@link
+ * ProcessBuilder}'s stream), interleaved in one loop so that the machine's load hits them alike,
+ * the order swapped every round (whichever goes second finds the machine as the first left it).
+ * Prints the MiB/s of each over all rounds and their ratio, and writes every round's two times, so
+ * that {@code jmh/report.py} can give the ratio a confidence interval: this VM's speed varies by a
+ * third from one run of the child to the next, and only the interval says whether a ratio a few per
+ * cent above or below 1.0 means anything. Run it with a fixed, pre-touched heap as the benchmark's
+ * fork does ({@code -Xms2g -Xmx2g -XX:+AlwaysPreTouch}).
  *
  * <p>Usage: {@code PipeSessionProfile [--rounds N] [--out pipe-profile.json]}.
  */
@@ -24,8 +25,14 @@ public final class PipeSessionProfile {
 
   private PipeSessionProfile() {}
 
+  /** One side of a round. */
+  @FunctionalInterface
+  private interface Side {
+    long run() throws Exception;
+  }
+
   public static void main(String[] args) throws Exception {
-    int rounds = 30;
+    int rounds = 300;
     Path out = Path.of("target/bench/pipe-profile.json");
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
@@ -34,39 +41,32 @@ public final class PipeSessionProfile {
         default -> throw new IllegalArgumentException("unknown argument " + args[i]);
       }
     }
-    Path root = Files.createTempDirectory("confine-pipe-profile");
-    LocalRunner runner = LocalRunner.create(root.toString());
-    List<String> argv = List.of("head", "-c", Long.toString(Sessions.SIZE), "/dev/zero");
-    long sessionNanos = 0;
-    long builderNanos = 0;
-    for (int i = -WARMUP; i < rounds; i++) {
-      long t0 = System.nanoTime();
-      try (ProcessSession s =
-          runner.start(ProcessSpec.pipes(argv).withOptions(Sessions.THROUGHPUT_OPTIONS))) {
-        Sessions.checkLength(Sessions.drain(s), Sessions.SIZE);
-        Checks.exitedZero(s.waitFor().code());
+    PipeSessionBench bench = new PipeSessionBench();
+    bench.setUp();
+    long[] sessionNanos = new long[rounds];
+    long[] builderNanos = new long[rounds];
+    try {
+      for (int i = -WARMUP; i < rounds; i++) {
+        boolean builderFirst = (i & 1) != 0;
+        long builder = builderFirst ? nanos(bench::processBuilder) : 0;
+        long session = nanos(bench::localRunner);
+        if (!builderFirst) {
+          builder = nanos(bench::processBuilder);
+        }
+        if (i >= 0) {
+          sessionNanos[i] = session;
+          builderNanos[i] = builder;
+        }
       }
-      long t1 = System.nanoTime();
-      Process p =
-          new ProcessBuilder(argv).directory(root.toFile()).redirectErrorStream(true).start();
-      p.getOutputStream().close();
-      try (InputStream in = p.getInputStream()) {
-        Sessions.checkLength(Sessions.drain(in), Sessions.SIZE);
-      }
-      Checks.exitedZero(p.waitFor());
-      long t2 = System.nanoTime();
-      if (i >= 0) {
-        sessionNanos += t1 - t0;
-        builderNanos += t2 - t1;
-      }
+    } finally {
+      bench.tearDown();
     }
-    Files.delete(root);
     double mib = (double) rounds * Sessions.SIZE / Sessions.MIB;
-    double session = mib / (sessionNanos / 1e9);
-    double builder = mib / (builderNanos / 1e9);
+    double session = mib / (Arrays.stream(sessionNanos).sum() / 1e9);
+    double builder = mib / (Arrays.stream(builderNanos).sum() / 1e9);
     System.out.printf(
         Locale.ROOT,
-        "pipe session %.0f MiB/s, ProcessBuilder %.0f MiB/s over %d rounds: %.2fx%n",
+        "pipe session %.0f MiB/s, ProcessBuilder %.0f MiB/s over %d rounds: %.3fx%n",
         session,
         builder,
         rounds,
@@ -75,10 +75,23 @@ public final class PipeSessionProfile {
         out,
         String.format(
             Locale.ROOT,
-            "{\"rounds\":%d,\"sessionMiBs\":%.1f,\"processBuilderMiBs\":%.1f}%n",
+            "{\"rounds\":%d,\"sessionMiBs\":%.1f,\"processBuilderMiBs\":%.1f,"
+                + "\"sessionNanos\":[%s],\"processBuilderNanos\":[%s]}%n",
             rounds,
             session,
-            builder),
+            builder,
+            join(sessionNanos),
+            join(builderNanos)),
         StandardCharsets.UTF_8);
+  }
+
+  private static long nanos(Side side) throws Exception {
+    long t0 = System.nanoTime();
+    side.run();
+    return System.nanoTime() - t0;
+  }
+
+  private static String join(long[] values) {
+    return Arrays.stream(values).mapToObj(Long::toString).collect(Collectors.joining(","));
   }
 }
