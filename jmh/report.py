@@ -72,6 +72,7 @@ def main(folder):
     runs = load(os.path.join(folder, "jmh.json"), [])
     scores = {}
     secondary = {}
+    iterations = {}
     percentiles = {}
     print()
     print(f"{'benchmark':<34} {'param':<6} {'score':>11} {'error':>10}  unit")
@@ -83,7 +84,7 @@ def main(folder):
         scores[(name, param)] = m["score"]
         secondary[(name, param)] = {k: v["score"] for k, v in (r.get("secondaryMetrics") or {}).items()}
         # Per-iteration values (all forks), for the intervals of interleaved pairs.
-        secondary[(name, param)]["raw"] = {
+        iterations[(name, param)] = {
             k: [x for fork in v.get("rawData", []) for x in fork]
             for k, v in (r.get("secondaryMetrics") or {}).items()}
         if m.get("scorePercentiles"):
@@ -145,7 +146,7 @@ def main(folder):
          ratio(scores.get(("CapsBench.procSampler", "")), uncapped))
     caps_report(folder)
     caps_profile(folder)
-    sessions(folder, scores, percentiles, ratio, show, secondary)
+    sessions(folder, scores, percentiles, ratio, show, secondary, iterations)
 
     print()
     print("Confinement (each pair measured in the same run):")
@@ -203,7 +204,7 @@ def main(folder):
     print("Absolute numbers move with the machine's load; compare the ratios.")
 
 
-def sessions(folder, scores, percentiles, ratio, show, secondary):
+def sessions(folder, scores, percentiles, ratio, show, secondary, iterations):
     print()
     print("Sessions (each pair measured in the same run; throughput ops are MiB, so ops/s = MiB/s):")
     show("pipe session, 256 MiB: LocalRunner / ProcessBuilder",
@@ -217,7 +218,7 @@ def sessions(folder, scores, percentiles, ratio, show, secondary):
     show("interleaved in JMH (PipeSessionBench.interleaved): pipe session / ProcessBuilder",
          ratio(builder_ns, session_ns), TARGET_PIPE_SESSION)
     if session_ns and builder_ns:
-        raw = pair.get("raw", {})
+        raw = iterations.get(("PipeSessionBench.interleaved", ""), {})
         ci = paired_interval(raw.get("processBuilderNanos", []), raw.get("sessionNanos", []))
         ci = f"; 95% CI {interval_text(ci)} ({len(raw['sessionNanos'])} iterations resampled)" if ci else ""
         print(f"    over the measured iterations: pipe session {session_ns / 1e9:.1f} s, ProcessBuilder {builder_ns / 1e9:.1f} s{ci}")
