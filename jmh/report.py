@@ -7,7 +7,8 @@ floor-after.json (the C floor), caps.json (dev.confine.bench.CapsReport: memory 
 tree-kill latency), caps-profile.json (dev.confine.bench.CapsProfile: where a capped exec's
 time goes), confined-profile.json (dev.confine.bench.ConfinedProfile: confined and local execs
 interleaved), pipe-profile.json (dev.confine.bench.PipeSessionProfile: pipe session and
-ProcessBuilder interleaved) and sessions-idle.json (dev.confine.bench.IdleSessionsReport: threads, heap and file
+ProcessBuilder interleaved), pipe-forks/ (the pipe pair in alternated single JMH forks) and
+sessions-idle.json (dev.confine.bench.IdleSessionsReport: threads, heap and file
 descriptors of 1,000 idle PTY sessions). Missing pieces (a benchmark regex that skipped some) are
 shown as n/a.
 """
@@ -58,6 +59,22 @@ def interval_text(ci, target=TARGET_PIPE_SESSION):
     """An interval of the pipe-session ratio, and whether all of it clears the target."""
     clears = "all of it" if ci[0] >= target else "NOT all of it"
     return f"{ci[0]:.2f}-{ci[1]:.2f}x, {clears} >= {target:.2f}x"
+
+
+def pipe_fork_pairs(folder):
+    """The session's and ProcessBuilder's scores (MiB/s) from scripts/bench's alternated single
+    forks (pipe-forks/N-localRunner.json, N-processBuilder.json), complete pairs only; None if none."""
+    session, builder = [], []
+    pair = 0
+    while True:
+        s = load(os.path.join(folder, "pipe-forks", f"{pair}-localRunner.json"), None)
+        b = load(os.path.join(folder, "pipe-forks", f"{pair}-processBuilder.json"), None)
+        if not s or not b:
+            break
+        session.append(s[0]["primaryMetric"]["score"])
+        builder.append(b[0]["primaryMetric"]["score"])
+        pair += 1
+    return (session, builder) if session else None
 
 
 def load(path, default):
@@ -229,6 +246,14 @@ def sessions(folder, scores, percentiles, ratio, show, secondary, iterations):
         ci = paired_interval(prof.get("processBuilderNanos", []), prof.get("sessionNanos", []))
         ci = f"; 95% CI {interval_text(ci)} (rounds resampled)" if ci else ""
         print(f"    pipe session {prof['sessionMiBs']:.0f} MiB/s, ProcessBuilder {prof['processBuilderMiBs']:.0f} MiB/s{ci}")
+    forks = pipe_fork_pairs(folder)
+    if forks:
+        session, builder = forks
+        show(f"alternated single JMH forks ({len(session)} pairs): pipe session / ProcessBuilder",
+             sum(session) / sum(builder), TARGET_PIPE_SESSION)
+        ci = paired_interval(session, builder)
+        ci = f"; 95% CI {interval_text(ci)} (pairs resampled)" if ci else ""
+        print(f"    per pair: {', '.join(f'{s / b:.2f}' for s, b in zip(session, builder))}{ci}")
     show("PTY session, 256 MiB: LocalRunner / pty4j",
          ratio(scores.get(("PtySessionBench.localRunner", "")), scores.get(("PtySessionBench.pty4j", ""))),
          TARGET_PTY_SESSION)
