@@ -55,10 +55,14 @@ def paired_interval(numerators, denominators, resamples=10_000):
     return ratios[int(0.025 * resamples)], ratios[int(0.975 * resamples) - 1]
 
 
-def interval_text(ci, target=TARGET_PIPE_SESSION):
-    """An interval of the pipe-session ratio, and whether all of it clears the target."""
+def interval_note(numerators, denominators, resampled, target=TARGET_PIPE_SESSION):
+    """The 95 % interval of sum(numerators) / sum(denominators) as a suffix for the report's line,
+    saying whether all of it clears the target; empty when there are too few pairs."""
+    ci = paired_interval(numerators, denominators)
+    if not ci:
+        return ""
     clears = "all of it" if ci[0] >= target else "NOT all of it"
-    return f"{ci[0]:.2f}-{ci[1]:.2f}x, {clears} >= {target:.2f}x"
+    return f"; 95% CI {ci[0]:.2f}-{ci[1]:.2f}x, {clears} >= {target:.2f}x ({resampled} resampled)"
 
 
 def pipe_fork_pairs(folder):
@@ -236,23 +240,22 @@ def sessions(folder, scores, percentiles, ratio, show, secondary, iterations):
          ratio(builder_ns, session_ns), TARGET_PIPE_SESSION)
     if session_ns and builder_ns:
         raw = iterations.get(("PipeSessionBench.interleaved", ""), {})
-        ci = paired_interval(raw.get("processBuilderNanos", []), raw.get("sessionNanos", []))
-        ci = f"; 95% CI {interval_text(ci)} ({len(raw['sessionNanos'])} iterations resampled)" if ci else ""
+        ci = interval_note(raw.get("processBuilderNanos", []), raw.get("sessionNanos", []),
+                           f"{len(raw.get('sessionNanos', []))} iterations")
         print(f"    over the measured iterations: pipe session {session_ns / 1e9:.1f} s, ProcessBuilder {builder_ns / 1e9:.1f} s{ci}")
     prof = load(os.path.join(folder, "pipe-profile.json"), None)
     if prof:
         show(f"interleaved over {prof['rounds']} rounds (PipeSessionProfile): pipe session / ProcessBuilder",
              prof["sessionMiBs"] / prof["processBuilderMiBs"], TARGET_PIPE_SESSION)
-        ci = paired_interval(prof.get("processBuilderNanos", []), prof.get("sessionNanos", []))
-        ci = f"; 95% CI {interval_text(ci)} (rounds resampled)" if ci else ""
+        ci = interval_note(prof.get("processBuilderNanos", []), prof.get("sessionNanos", []),
+                           "rounds")
         print(f"    pipe session {prof['sessionMiBs']:.0f} MiB/s, ProcessBuilder {prof['processBuilderMiBs']:.0f} MiB/s{ci}")
     forks = pipe_fork_pairs(folder)
     if forks:
         session, builder = forks
         show(f"alternated single JMH forks ({len(session)} pairs): pipe session / ProcessBuilder",
              sum(session) / sum(builder), TARGET_PIPE_SESSION)
-        ci = paired_interval(session, builder)
-        ci = f"; 95% CI {interval_text(ci)} (pairs resampled)" if ci else ""
+        ci = interval_note(session, builder, "pairs")
         print(f"    per pair: {', '.join(f'{s / b:.2f}' for s, b in zip(session, builder))}{ci}")
     show("PTY session, 256 MiB: LocalRunner / pty4j",
          ratio(scores.get(("PtySessionBench.localRunner", "")), scores.get(("PtySessionBench.pty4j", ""))),
