@@ -1,0 +1,72 @@
+package dev.confine.linux;
+
+import java.util.concurrent.TimeUnit;
+
+/**
+ * When a client that reads a streaming session's outputs itself should poll them without sleeping
+ * before it sleeps in {@code poll(2)}, and for how long. Not thread-safe: one per session, used
+ * under its claim.
+ *
+ * <p>Why spin at all: a reader asleep in {@code poll} is woken by every write of the child (the
+ * pipe was empty, since the reader takes each write as it lands), and that wake-up is synchronous:
+ * the scheduler often puts the reader on the writing child's CPU, where it preempts the child. On
+ * two CPUs, streaming 256 MiB from {@code head} (8 KiB writes, the next one ~7 us after the last),
+ * the child was preempted 430-490 times per run under a reader that sleeps at once and about 80
+ * times under one that first polls for up to {@link #SPIN_NANOS}; in the same JVM the session
+ * streamed 4-5 % faster with the spin (two runs of 30 and 40 rounds). The spin polls with a zero
+ * timeout rather than reading: {@code read} takes the pipe's lock, which the writing child needs,
+ * and an earlier spin of reads gained nothing.
+ *
+ * <p>What it costs is bounded: it spins only while output streams (the last read found some within
+ * {@link #STREAMING_NANOS}), at most {@link #SPIN_NANOS} per wait, and after a spin that found
+ * nothing (a child that writes now and then, not a stream) it skips the next 1, 2, 4, ... up to
+ * {@link #SKIP_MAX} waits, so a trickling child costs a reader one spin per 65 waits at most; a
+ * spin that finds output spins again the next time.
+ */
+final class ReadSpin {
+  /** The longest a reader polls without sleeping before one wait. */
+  static final long SPIN_NANOS = TimeUnit.MICROSECONDS.toNanos(30);
+
+  /** Output counts as streaming while the last of it came at most this long ago. */
+  static final long STREAMING_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+
+  /** The most waits skipped after spins that found nothing. */
+  static final int SKIP_MAX = 64;
+
+  private long lastOutput = Long.MIN_VALUE;
+  private boolean seen;
+  private int skip;
+  private int skipLeft;
+
+  /** A read found output at {@code now} ({@link System#nanoTime()}). */
+  void output(long now) {
+    lastOutput = now;
+    seen = true;
+  }
+
+  /**
+   * Whether to spin (for {@link #SPIN_NANOS} at most) before the wait that starts at {@code now}
+   * ({@link System#nanoTime()}) instead of sleeping at once. A yes must be followed by {@link
+   * #spun}.
+   */
+  boolean spinBefore(long now) {
+    if (!seen || now - lastOutput >= STREAMING_NANOS) {
+      return false;
+    }
+    if (skipLeft > 0) {
+      skipLeft--;
+      return false;
+    }
+    return true;
+  }
+
+  /** The spin that {@link #spinBefore} allowed ended, with output ({@code found}) or without. */
+  void spun(boolean found) {
+    if (found) {
+      skip = 0;
+    } else {
+      skip = Math.min(Math.max(1, 2 * skip), SKIP_MAX);
+      skipLeft = skip;
+    }
+  }
+}
