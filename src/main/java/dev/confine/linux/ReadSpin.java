@@ -34,7 +34,7 @@ final class ReadSpin {
   /** The most waits skipped after spins that found nothing. */
   static final int SKIP_MAX = 64;
 
-  private long lastOutput = Long.MIN_VALUE;
+  private long lastOutput; // meaningful once seen: nanoTime has no "never" value
   private boolean seen;
   private int skip;
   private int skipLeft;
