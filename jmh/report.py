@@ -257,6 +257,13 @@ def sessions(folder, scores, percentiles, ratio, show, secondary, iterations):
              sum(session) / sum(builder), TARGET_PIPE_SESSION)
         ci = interval_note(session, builder, "pairs")
         print(f"    per pair: {', '.join(f'{s / b:.2f}' for s, b in zip(session, builder))}{ci}")
+    # A diagnostic, no target: what keeping every read in new arrays (as the session's log does)
+    # costs a bare read loop against reusing one array, each in JVMs of its own.
+    reused = scores.get(("RetentionBench.read", "reusedArray"))
+    show("read loop (RetentionBench): new arrays kept / one reused",
+         ratio(scores.get(("RetentionBench.read", "newArrays")), reused))
+    show("read loop (RetentionBench): nothing kept / one reused",
+         ratio(scores.get(("RetentionBench.read", "none")), reused))
     show("PTY session, 256 MiB: LocalRunner / pty4j",
          ratio(scores.get(("PtySessionBench.localRunner", "")), scores.get(("PtySessionBench.pty4j", ""))),
          TARGET_PTY_SESSION)
