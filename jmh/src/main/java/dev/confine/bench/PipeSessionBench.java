@@ -7,7 +7,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.AuxCounters;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -55,9 +54,6 @@ import org.openjdk.jmh.annotations.Warmup;
       "-XX:+AlwaysPreTouch"
     })
 public class PipeSessionBench {
-  private static final List<String> ARGV =
-      List.of("head", "-c", Long.toString(Sessions.SIZE), "/dev/zero");
-  private static final int MIBS = (int) (Sessions.SIZE / Sessions.MIB);
 
   private Path root;
   private LocalRunner runner;
@@ -74,10 +70,11 @@ public class PipeSessionBench {
   }
 
   @Benchmark
-  @OperationsPerInvocation(MIBS)
+  @OperationsPerInvocation(Sessions.MIBS)
   public long localRunner() throws InterruptedException {
     try (ProcessSession s =
-        runner.start(ProcessSpec.pipes(ARGV).withOptions(Sessions.THROUGHPUT_OPTIONS))) {
+        runner.start(
+            ProcessSpec.pipes(Sessions.ZEROS_ARGV).withOptions(Sessions.THROUGHPUT_OPTIONS))) {
       long n = Sessions.drain(s);
       Checks.exitedZero(s.waitFor().code());
       return Sessions.checkLength(n, Sessions.SIZE);
@@ -100,7 +97,7 @@ public class PipeSessionBench {
   }
 
   @Benchmark
-  @OperationsPerInvocation(2 * MIBS)
+  @OperationsPerInvocation(2 * Sessions.MIBS)
   public long interleaved(PairTimes times) throws IOException, InterruptedException {
     boolean builderFirst = times.builderFirst;
     times.builderFirst = !builderFirst;
@@ -120,9 +117,13 @@ public class PipeSessionBench {
   }
 
   @Benchmark
-  @OperationsPerInvocation(MIBS)
+  @OperationsPerInvocation(Sessions.MIBS)
   public long processBuilder() throws IOException, InterruptedException {
-    Process p = new ProcessBuilder(ARGV).directory(root.toFile()).redirectErrorStream(true).start();
+    Process p =
+        new ProcessBuilder(Sessions.ZEROS_ARGV)
+            .directory(root.toFile())
+            .redirectErrorStream(true)
+            .start();
     p.getOutputStream().close();
     long n;
     try (InputStream in = p.getInputStream()) {

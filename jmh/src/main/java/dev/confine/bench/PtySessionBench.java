@@ -48,7 +48,6 @@ import org.openjdk.jmh.annotations.Warmup;
       "-XX:+AlwaysPreTouch"
     })
 public class PtySessionBench {
-  private static final int MIBS = (int) (Sessions.SIZE / Sessions.MIB);
 
   private Path root;
   private Path file;
@@ -61,7 +60,7 @@ public class PtySessionBench {
     byte[] mib = new byte[(int) Sessions.MIB];
     Arrays.fill(mib, (byte) 'a');
     try (OutputStream out = Files.newOutputStream(file)) {
-      for (int i = 0; i < MIBS; i++) {
+      for (int i = 0; i < Sessions.MIBS; i++) {
         out.write(mib);
       }
     }
@@ -75,7 +74,7 @@ public class PtySessionBench {
   }
 
   @Benchmark
-  @OperationsPerInvocation(MIBS)
+  @OperationsPerInvocation(Sessions.MIBS)
   public long localRunner() throws InterruptedException {
     ProcessSpec spec =
         ProcessSpec.terminal(List.of("cat", file.toString()))
@@ -88,7 +87,7 @@ public class PtySessionBench {
   }
 
   @Benchmark
-  @OperationsPerInvocation(MIBS)
+  @OperationsPerInvocation(Sessions.MIBS)
   public long pty4j() throws IOException, InterruptedException {
     PtyProcess p = Sessions.startPty4j(root, "cat", file.toString());
     long n;

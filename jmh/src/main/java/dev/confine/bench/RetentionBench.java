@@ -12,7 +12,6 @@ import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.VarHandle;
 import java.util.ArrayDeque;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -51,9 +50,6 @@ import org.openjdk.jmh.annotations.Warmup;
       "-XX:+AlwaysPreTouch"
     })
 public class RetentionBench {
-  private static final List<String> ARGV =
-      List.of("head", "-c", Long.toString(Sessions.SIZE), "/dev/zero");
-  private static final int MIBS = (int) (Sessions.SIZE / Sessions.MIB);
   private static final int KEPT_BYTES = (int) (64 * Sessions.MIB);
   private static final long SPIN_NANOS = TimeUnit.MICROSECONDS.toNanos(30);
   private static final int O_NONBLOCK = 04000;
@@ -108,7 +104,7 @@ public class RetentionBench {
   }
 
   @Benchmark
-  @OperationsPerInvocation(MIBS)
+  @OperationsPerInvocation(Sessions.MIBS)
   public long read() throws Throwable {
     if ((int) PIPE2.invokeExact(fds, O_NONBLOCK | O_CLOEXEC) != 0) {
       throw new IllegalStateException("pipe2 failed");
@@ -119,7 +115,10 @@ public class RetentionBench {
     try {
       // ProcessBuilder opens the pipe's write end anew through /proc for the child; ours is closed
       // at once, so that end of file comes when the child exits.
-      p = new ProcessBuilder(ARGV).redirectOutput(new File("/proc/self/fd/" + out)).start();
+      p =
+          new ProcessBuilder(Sessions.ZEROS_ARGV)
+              .redirectOutput(new File("/proc/self/fd/" + out))
+              .start();
     } catch (IOException | RuntimeException e) {
       int ignored = (int) CLOSE.invokeExact(in);
       throw e;

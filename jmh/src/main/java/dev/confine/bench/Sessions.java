@@ -30,6 +30,12 @@ final class Sessions {
   /** The output of the throughput benchmarks: 256 MiB. */
   static final long SIZE = 256 * MIB;
 
+  /** {@link #SIZE} in MiB: the ops of one throughput invocation, so that scores are MiB/s. */
+  static final int MIBS = (int) (SIZE / MIB);
+
+  /** The pipe throughput benchmarks' child: {@link #SIZE} bytes of zeros to stdout. */
+  static final List<String> ZEROS_ARGV = List.of("head", "-c", Long.toString(SIZE), "/dev/zero");
+
   /**
    * The output log of a throughput session: 64 MiB, a quarter of what goes through. The reader must
    * keep within that of the child; when it falls further behind, the log drops what it has not
