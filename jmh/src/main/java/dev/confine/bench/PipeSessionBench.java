@@ -54,7 +54,6 @@ import org.openjdk.jmh.annotations.Warmup;
       "-XX:+AlwaysPreTouch"
     })
 public class PipeSessionBench {
-
   private Path root;
   private LocalRunner runner;
 

@@ -48,7 +48,6 @@ import org.openjdk.jmh.annotations.Warmup;
       "-XX:+AlwaysPreTouch"
     })
 public class PtySessionBench {
-
   private Path root;
   private Path file;
   private LocalRunner runner;
