@@ -6,14 +6,15 @@ import dev.confine.SandboxException;
 import dev.confine.linux.ErrnoException;
 import dev.confine.linux.Pty;
 import dev.confine.linux.TerminalMode;
+import dev.confine.session.OutputRead;
 import dev.confine.session.ProcessExit;
 import dev.confine.session.ProcessManager;
-import dev.confine.session.ProcessOutput;
 import dev.confine.session.ProcessSession;
 import dev.confine.session.ProcessSpec;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
+import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
@@ -141,15 +142,14 @@ final class ShellCommand implements Callable<Integer> {
   }
 
   private void pumpOutput(ProcessSession session) throws InterruptedException {
+    ByteBuffer buf = ByteBuffer.allocate(64 * 1024);
     long cursor = 0;
     while (true) {
-      ProcessOutput o = session.read(cursor, 64 * 1024);
-      for (var chunk : o.chunks()) {
-        out.write(chunk.data(), 0, chunk.length());
-      }
+      OutputRead r = session.read(cursor, buf.clear());
+      out.write(buf.array(), 0, r.length());
       out.flush();
-      cursor = o.nextSeq();
-      if (o.eof()) {
+      cursor = r.nextSeq();
+      if (r.eof()) {
         return;
       }
     }

@@ -5,9 +5,6 @@ import dev.confine.linux.libc.pollfd;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -36,7 +33,6 @@ public final class SessionProcess {
   private static final long SETTLE_AFTER_KILL_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
   private static final int READS_PER_EVENT = 16;
   private static final int WRITE_POLL_MILLIS = 50;
-  private static final int MAX_CHUNK = 64 * 1024;
   // How long a client waiting in a read polls the outputs itself before it waits for the loop.
   private static final int CALLER_SLICE_MILLIS = 10;
   private static final long CALLER_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(CALLER_SLICE_MILLIS);
@@ -45,16 +41,30 @@ public final class SessionProcess {
   private static final long RECLAIM_MAX_NANOS = TimeUnit.MILLISECONDS.toNanos(80);
   private static final long RECLAIM_CONFIRM_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
   private static final int QUIET_SKIP_MAX = 32;
-  // FIONREAD's answer; used only on the loop thread, one handler call at a time.
-  private static final MemorySegment AVAILABLE = Arena.global().allocate(ValueLayout.JAVA_INT);
 
-  /** What a session reports; called on the loop thread, so it must not block. */
+  /** A non-blocking read of an output. */
+  @FunctionalInterface
+  public interface Source {
+    /**
+     * Reads what is waiting into {@code into}, at most its size, without waiting.
+     *
+     * @return the number of bytes read, 0 at end of file, or -errno
+     */
+    long read(MemorySegment into);
+  }
+
+  /**
+   * What a session reports; called on the loop thread or a reading client, so it must not block.
+   */
   public interface Listener {
     /**
-     * Bytes the child wrote on {@code stream}, one array per read, in order; the arrays are the
-     * listener's to keep, the list is reused after the call.
+     * The child may have written on {@code stream}: read {@code source} into {@code buffer} (the
+     * reading thread's, reused) up to {@code maxReads} times, stopping at the first read that fills
+     * less than the buffer, and keep what each read gave as one chunk, in order.
+     *
+     * @return the number of bytes read
      */
-    void output(int stream, List<byte[]> chunks);
+    long output(int stream, Source source, MemorySegment buffer, int maxReads);
 
     /** The session ended; called once, after the last {@link #output}. */
     void ended(End end);
@@ -103,7 +113,6 @@ public final class SessionProcess {
   private EventLoop.Timer timeoutTimer;
   private EventLoop.Timer drainTimer;
   private final long[] outputTokens = {-1, -1}; // set once, under claim, before outputsWatched
-  private final List<byte[]> batch = new ArrayList<>(READS_PER_EVENT);
   private final boolean[] outputOpen = {false, false};
 
   // Who reads the outputs: the loop's handlers, or a platform thread waiting in a read of the
@@ -123,6 +132,7 @@ public final class SessionProcess {
   private int leadSlot; // under claim: the output that gave something last, read first
   private final int[] skipEvery = {1, 1}; // under claim: a quiet output is read every n-th time
   private final int[] skipLeft = {0, 0}; // under claim: until its next read
+  private final FdSource source = new FdSource(); // under claim
   private volatile boolean outputsWatched;
 
   private SessionProcess(
@@ -274,43 +284,43 @@ public final class SessionProcess {
   }
 
   private void readOnLoop(int stream, int slot, long token) {
-    MemorySegment buf = loop.readBuffer();
-    boolean ended = false;
-    int fd = loop.fdOf(token);
-    for (int i = 0; i < READS_PER_EVENT; i++) {
-      // Sized by what is waiting, the chunk's array is filled by the kernel itself: no copy
-      // through a native buffer, no array larger than the chunk.
-      int available =
-          Syscalls.ioctl(fd, LibC.FIONREAD(), AVAILABLE) == 0
-              ? AVAILABLE.get(ValueLayout.JAVA_INT, 0)
-              : 0;
-      long n;
-      if (available > 0) {
-        byte[] chunk = new byte[Math.min(available, MAX_CHUNK)];
-        n = Syscalls.readInto(fd, chunk);
-        if (n > 0) {
-          batch.add(n == chunk.length ? chunk : Arrays.copyOf(chunk, (int) n));
-          continue;
-        }
-      } else {
-        // Nothing announced: end of file, EIO or EAGAIN, or bytes that arrived just now.
-        n = Syscalls.read(fd, buf, buf.byteSize());
-        if (n > 0) {
-          batch.add(copyOf(buf, n));
-          continue;
-        }
-      }
-      // 0 is end of file; EIO on a pty master means every slave fd is closed: the same.
-      ended = n != -LibC.EAGAIN() && n != -LibC.EINTR();
-      break;
-    }
-    if (!batch.isEmpty()) {
-      // One hand-over per wake-up: a reader waiting on the log wakes once, not once per read.
-      listener.output(stream, batch);
-      batch.clear();
-    }
-    if (ended) {
+    if (readOutput(stream, loop.fdOf(token), loop.readBuffer()) < 0) {
       outputClosed(slot);
+    }
+  }
+
+  /**
+   * Under the claim: lets the listener read the output {@code fd} (until it is empty, or {@value
+   * #READS_PER_EVENT} reads: then the loop or the client comes back for the rest).
+   *
+   * @return the number of bytes read, or -1 when the output ended (end of file; EIO on a pty
+   *     master, which means every slave fd is closed)
+   */
+  private long readOutput(int stream, int fd, MemorySegment buffer) {
+    source.fd = fd;
+    source.last = 1;
+    long got = listener.output(stream, source, buffer, READS_PER_EVENT);
+    long last = source.last;
+    return last <= 0 && last != -LibC.EAGAIN() && last != -LibC.EINTR() ? -1 : got;
+  }
+
+  /**
+   * The output being read, under the claim; a read remembers what it returned.
+   *
+   * <p>It reads into the reading thread's small native buffer, which the listener copies from,
+   * rather than straight into the listener's heap memory (a critical downcall may pass a heap array
+   * to read): the kernel copies while it holds the pipe's lock, and a log's memory, cycled through
+   * its bound, is mostly out of the cache. Measured with 64 MiB logs, reading straight into the log
+   * made the pipe's writer wait on that lock (the child's system time per 256 MiB 196-223 ms
+   * against 132-150) and the session stream at ~0.7x of this.
+   */
+  private static final class FdSource implements Source {
+    int fd;
+    long last;
+
+    @Override
+    public long read(MemorySegment into) {
+      return last = Syscalls.read(fd, into, into.byteSize());
     }
   }
 
@@ -488,36 +498,14 @@ public final class SessionProcess {
   }
 
   private boolean readOnCaller(int slot, CallerBuffers b) {
-    int fd = claimFds[slot];
-    boolean ended = false;
-    for (int i = 0; i < READS_PER_EVENT; i++) {
-      long r = Syscalls.read(fd, b.io, b.io.byteSize());
-      if (r > 0) {
-        b.batch.add(copyOf(b.io, r));
-        if (r < b.io.byteSize()) {
-          break; // the pipe is (almost surely) empty: the next call finds out
-        }
-        continue;
-      }
-      // 0 is end of file; EIO on a pty master means every slave fd is closed: the same.
-      ended = r != -LibC.EAGAIN() && r != -LibC.EINTR();
-      break;
-    }
-    boolean got = !b.batch.isEmpty();
-    if (got) {
-      try {
-        listener.output(claimStreams[slot], b.batch);
-      } finally {
-        b.batch.clear();
-      }
-    }
-    if (ended) {
+    long r = readOutput(claimStreams[slot], claimFds[slot], b.io);
+    if (r < 0) {
       // No client reads the fd again, and it stays off the loop's watch list (no end of file for
       // the loop to find, and fight the claim for): the loop only closes it and counts it.
       claimFds[slot] = -1;
       loop.execute(() -> outputEnded(slot));
     }
-    return got || ended;
+    return r != 0;
   }
 
   /** What {@link #readOnCaller(long)} found. */
@@ -532,24 +520,12 @@ public final class SessionProcess {
     NONE
   }
 
-  /**
-   * The first {@code n} bytes of {@code buf} in a new array. Not {@code asSlice(0,
-   * n).toArray(JAVA_BYTE)}: that looks up the array class's simple name on every call (for an error
-   * message it almost never needs), a fifth of a streaming reader's samples in a JFR profile.
-   */
-  private static byte[] copyOf(MemorySegment buf, long n) {
-    byte[] a = new byte[(int) n];
-    MemorySegment.copy(buf, ValueLayout.JAVA_BYTE, 0, a, 0, (int) n);
-    return a;
-  }
-
   /** A reading client's native memory, reused by every read of its thread. */
   private static final class CallerBuffers {
     final Arena arena = Arena.ofAuto();
     final MemorySegment io = arena.allocate(64 * 1024);
     final MemorySegment pollfds = pollfd.allocateArray(2, arena);
     final int[] slots = new int[2];
-    final List<byte[]> batch = new ArrayList<>(READS_PER_EVENT);
   }
 
   private static final ThreadLocal<CallerBuffers> CALLER_BUFFERS =

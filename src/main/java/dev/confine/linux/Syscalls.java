@@ -36,13 +36,6 @@ final class Syscalls {
   private static final ValueLayout ADDR = ValueLayout.ADDRESS;
 
   static final MethodHandle READ = bind("read", FunctionDescriptor.of(LONG, INT, ADDR, LONG));
-  // Critical with heap access: the kernel copies straight into a Java array, pinned for the call.
-  private static final MethodHandle READ_HEAP =
-      LINKER.downcallHandle(
-          LINKER.defaultLookup().find("read").orElseThrow(),
-          FunctionDescriptor.of(LONG, INT, ADDR, LONG),
-          ERRNO_OPTION,
-          Linker.Option.critical(true));
   private static final MethodHandle WRITE =
       bind("write", FunctionDescriptor.of(LONG, INT, ADDR, LONG));
   static final MethodHandle CLOSE = bind("close", FunctionDescriptor.of(INT, INT));
@@ -131,21 +124,6 @@ final class Syscalls {
     MemorySegment st = STATE.get();
     try {
       long r = (long) READ.invokeExact(st, fd, buf, len);
-      return r < 0 ? -errno(st) : r;
-    } catch (Throwable t) {
-      throw rethrow(t);
-    }
-  }
-
-  /**
-   * read(2) of at most {@code dst.length} bytes straight into {@code dst}, for a non-blocking fd
-   * only (the call must not block while the array is pinned): bytes read, 0 at end of file, or
-   * -errno.
-   */
-  static long readInto(int fd, byte[] dst) {
-    MemorySegment st = STATE.get();
-    try {
-      long r = (long) READ_HEAP.invokeExact(st, fd, MemorySegment.ofArray(dst), (long) dst.length);
       return r < 0 ? -errno(st) : r;
     } catch (Throwable t) {
       throw rethrow(t);

@@ -11,6 +11,7 @@ import dev.confine.linux.SpawnSpec;
 import dev.confine.linux.TreeGuard;
 import dev.confine.session.EventStream;
 import dev.confine.session.OutputLog;
+import dev.confine.session.OutputRead;
 import dev.confine.session.ProcessEventSource;
 import dev.confine.session.ProcessExit;
 import dev.confine.session.ProcessOutput;
@@ -19,6 +20,8 @@ import dev.confine.session.ProcessSignal;
 import dev.confine.session.ProcessSignaler;
 import dev.confine.session.ProcessSpec;
 import dev.confine.session.ProcessStream;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -131,8 +134,8 @@ public final class EngineSession
   }
 
   @Override
-  public void output(int stream, List<byte[]> chunks) {
-    log.append(STREAMS[stream], chunks);
+  public long output(int stream, SessionProcess.Source source, MemorySegment buffer, int maxReads) {
+    return log.appendFrom(STREAMS[stream], source::read, buffer, maxReads);
   }
 
   @Override
@@ -217,6 +220,25 @@ public final class EngineSession
   public ProcessOutput read(long afterSeq, int maxBytes, Duration timeout)
       throws InterruptedException {
     return read(afterSeq, maxBytes, ExecOutcomes.saturatedDeadline(System.nanoTime(), timeout));
+  }
+
+  @Override
+  public OutputRead read(long afterSeq, ByteBuffer into) throws InterruptedException {
+    return read(afterSeq, into, Long.MAX_VALUE);
+  }
+
+  @Override
+  public OutputRead read(long afterSeq, ByteBuffer into, Duration timeout)
+      throws InterruptedException {
+    return read(afterSeq, into, ExecOutcomes.saturatedDeadline(System.nanoTime(), timeout));
+  }
+
+  private OutputRead read(long afterSeq, ByteBuffer into, long deadline)
+      throws InterruptedException {
+    ensureOpen();
+    OutputRead out = log.read(afterSeq, into, deadline);
+    ensureOpen(); // as in the chunk read below
+    return out;
   }
 
   private ProcessOutput read(long afterSeq, int maxBytes, long deadline)

@@ -3,6 +3,8 @@ package dev.confine.session;
 import dev.confine.ProcessClosedException;
 import dev.confine.SandboxException;
 import dev.confine.SequenceGapException;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -18,38 +20,26 @@ import java.util.concurrent.locks.ReentrantLock;
  * ever wrote), bounded by dropping whole chunks from the front, read from any retained offset and
  * watched as events.
  *
- * <p>The backend {@link #append appends} each read of the child's pipes or terminal as one chunk,
- * {@link #finish finishes} the log once the child has exited and every byte it wrote was appended,
- * and {@link #close closes} it when the session is closed; the session's {@code read} and {@code
- * watch} delegate here. {@code append}, {@code finish} and {@code close} never block on readers or
- * watchers (they hold the log's lock only briefly), so the thread that pumps the child's output is
- * never held up by a slow client. Every method is thread-safe.
+ * <p>The backend appends each read of the child's pipes or terminal as one chunk ({@link
+ * #appendFrom}, or {@link #append} for bytes it already holds), {@link #finish finishes} the log
+ * once the child has exited and every byte it wrote was appended, and {@link #close closes} it when
+ * the session is closed; the session's {@code read} and {@code watch} delegate here. Appends,
+ * {@code finish} and {@code close} never block on readers or watchers (they hold the log's lock
+ * only briefly), so the thread that pumps the child's output is never held up by a slow client.
+ * Every method is thread-safe.
+ *
+ * <p>The bytes are kept in memory the log reuses ({@link ChunkStore}): what a read or an event
+ * hands out is a copy, and {@link #read(long, ByteBuffer, long)} copies into the caller's buffer
+ * without allocating.
  */
 public final class OutputLog {
   /** The events a watcher holds before it lags, the seed's channel capacity. */
   static final int WATCH_CAPACITY = 256;
 
-  private static final int INITIAL_RING = 16;
-
-  private final long maxBytes;
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition changed = lock.newCondition();
 
-  /*
-   * The retained chunks, oldest first, in a power-of-two ring: trimming drops from the front and
-   * appending adds at the back, both O(1). Beside it, at the same index, each chunk's offset: the
-   * chunk holding a cursor is found in that array alone (chunks are contiguous, so a chunk ends
-   * where the next one starts, the newest at nextSeq), searched from the newest end because
-   * readers mostly read at the tail. A binary search through the chunk objects themselves touched
-   * two cold cache lines per step (the chunk, its array's length): with 64 MiB retained in 8 KiB
-   * chunks, a fifth of a streaming reader's time.
-   */
-  private OutputChunk[] ring = new OutputChunk[INITIAL_RING];
-  private long[] starts = new long[INITIAL_RING];
-  private int head;
-  private int size;
-  private long retainedBytes;
-  private long nextSeq;
+  private final ChunkStore store; // under lock
   private ProcessExit exit;
   private boolean closed;
   private final List<Watcher> watchers = new ArrayList<>();
@@ -61,7 +51,7 @@ public final class OutputLog {
    *     the newest chunk is always kept, however large); zero or negative for no bound
    */
   public OutputLog(long maxBytes) {
-    this.maxBytes = maxBytes > 0 ? maxBytes : Long.MAX_VALUE;
+    this.store = new ChunkStore(maxBytes > 0 ? maxBytes : Long.MAX_VALUE);
   }
 
   /**
@@ -109,11 +99,9 @@ public final class OutputLog {
   }
 
   /**
-   * Appends {@code data} as one chunk at offset {@link #nextSeq()}, drops the oldest chunks beyond
-   * the bound, sends an OUTPUT event to every watcher and wakes blocked readers. Empty data, and
-   * any data after {@link #finish} or {@link #close}, is ignored. Never blocks.
-   *
-   * @param data the bytes, which the log takes over: the caller must not change them afterwards
+   * Appends a copy of {@code data} as one chunk at offset {@link #nextSeq()}, drops the oldest
+   * chunks beyond the bound, sends an OUTPUT event to every watcher and wakes blocked readers.
+   * Empty data, and any data after {@link #finish} or {@link #close}, is ignored. Never blocks.
    */
   public void append(ProcessStream stream, byte[] data) {
     Objects.requireNonNull(stream, "stream");
@@ -122,51 +110,76 @@ public final class OutputLog {
     }
     lock.lock();
     try {
-      if (add(stream, data)) {
-        changed.signalAll();
+      if (closed || exit != null) {
+        return;
       }
+      store.add(stream, data);
+      appended();
+      changed.signalAll();
     } finally {
       lock.unlock();
     }
   }
 
   /**
-   * Appends each of {@code chunks} as {@link #append} does, in order, waking blocked readers once
-   * for all of them: what one wake-up of the engine read, a reader takes in one go.
-   *
-   * @param chunks the chunks, whose arrays the log takes over (the list itself is not kept)
+   * Where {@link #appendFrom} reads output from: implemented by the backend over a non-blocking fd.
    */
-  public void append(ProcessStream stream, List<byte[]> chunks) {
+  @FunctionalInterface
+  public interface Source {
+    /**
+     * Reads what is waiting into {@code into}, at most its size, without waiting.
+     *
+     * @return the number of bytes read; 0 or negative when none came (the source knows why)
+     */
+    long read(MemorySegment into);
+  }
+
+  /**
+   * Reads {@code source} into {@code buffer} up to {@code maxReads} times, appending each read as
+   * one chunk on {@code stream} (as {@link #append} does), and stops at the first read that fills
+   * less than the buffer; wakes blocked readers once for all of them, so that what one wake-up of
+   * the backend read a reader takes in one go. After {@link #finish} or {@link #close} the bytes
+   * are read and dropped. Holds the log's lock through the reads, so the source must not block.
+   *
+   * @param buffer the reading thread's own native memory, which stays in its cache: the bytes are
+   *     copied into the log's memory after each read
+   * @return the number of bytes taken from the source
+   */
+  public long appendFrom(ProcessStream stream, Source source, MemorySegment buffer, int maxReads) {
     Objects.requireNonNull(stream, "stream");
     lock.lock();
     try {
+      long total = 0;
       boolean added = false;
-      for (byte[] data : chunks) {
-        added |= data.length > 0 && add(stream, data);
+      for (int i = 0; i < maxReads; i++) {
+        long n = source.read(buffer);
+        if (n <= 0) {
+          break;
+        }
+        if (!closed && exit == null) {
+          store.add(stream, buffer, (int) n);
+          appended();
+          added = true;
+        }
+        total += n;
+        if (n < buffer.byteSize()) {
+          break; // the source is (almost surely) empty: the next call finds out
+        }
       }
       if (added) {
         changed.signalAll();
       }
+      return total;
     } finally {
       lock.unlock();
     }
   }
 
-  /** Adds one non-empty chunk under the lock; false when the log takes no more output. */
-  private boolean add(ProcessStream stream, byte[] data) {
-    if (closed || exit != null) {
-      return false;
-    }
-    OutputChunk chunk = new OutputChunk(nextSeq, stream, data, true);
-    nextSeq += data.length;
-    push(chunk);
-    while (size > 1 && retainedBytes > maxBytes) {
-      dropOldest();
-    }
+  /** Under the lock, after a chunk was added: tells the watchers. */
+  private void appended() {
     if (!watchers.isEmpty()) {
-      deliver(ProcessEvent.output(chunk));
+      deliver(ProcessEvent.output(store.copy(store.size() - 1)));
     }
-    return true;
   }
 
   /**
@@ -183,7 +196,7 @@ public final class OutputLog {
       }
       this.exit = exit;
       if (!watchers.isEmpty()) {
-        deliver(ProcessEvent.exited(nextSeq, exit));
+        deliver(ProcessEvent.exited(store.nextSeq(), exit));
       }
       changed.signalAll();
     } finally {
@@ -203,17 +216,13 @@ public final class OutputLog {
         return;
       }
       closed = true;
-      ProcessEvent event = ProcessEvent.closed(nextSeq);
+      ProcessEvent event = ProcessEvent.closed(store.nextSeq());
       for (Watcher w : watchers) {
         w.offer(event);
       }
       watchers.clear();
       // Nothing can read the output any more; let it go even while the session object lives on.
-      ring = new OutputChunk[0];
-      starts = new long[0];
-      head = 0;
-      size = 0;
-      retainedBytes = 0;
+      store.clear();
       changed.signalAll();
     } finally {
       lock.unlock();
@@ -233,8 +242,9 @@ public final class OutputLog {
    * Reads up to {@code maxBytes} from offset {@code afterSeq} on, waiting until there is some, the
    * log is finished or closed, or the deadline passes. Chunks are returned as they were appended
    * (the first may start inside an appended chunk and the last may be cut at {@code maxBytes}),
-   * never merged, each with its own offset and stream. The checks come in this order: {@code
-   * maxBytes}, closed, gap, beyond the end.
+   * never merged, each with its own offset and stream, in arrays of their own (copies: the log
+   * reuses its memory). The checks come in this order: {@code maxBytes}, closed, gap, beyond the
+   * end.
    *
    * <p>Output that is available is returned even when the thread is interrupted or the deadline has
    * passed; those only end a wait.
@@ -260,62 +270,129 @@ public final class OutputLog {
     }
     lock.lock();
     try {
-      Pulled pulled = null; // the last pull's answer, until the next wait
-      while (true) {
-        if (closed) {
-          throw new ProcessClosedException();
-        }
-        long start = retainedStart();
-        if (afterSeq < start) {
-          throw new SequenceGapException(afterSeq, start);
-        }
-        if (afterSeq > nextSeq) {
-          throw new SandboxException(
-              SandboxException.Kind.VALIDATION,
-              "sandbox: afterSeq "
-                  + afterSeq
-                  + " is beyond buffered output (next="
-                  + nextSeq
-                  + ")");
-        }
-        // The retained chunks are contiguous up to nextSeq, so a cursor below it has bytes.
-        if (afterSeq < nextSeq) {
-          return collect(afterSeq, maxBytes);
-        }
-        if (exit != null) {
-          return new ProcessOutput(afterSeq, List.of(), true);
-        }
-        Puller p = puller;
-        if (p != null
-            && (pulled == null || pulled == Pulled.SOME)
-            && !Thread.currentThread().isInterrupted()) {
-          lock.unlock();
-          try {
-            pulled = p.pull(deadlineNanos); // appends through this log, under its lock
-          } finally {
-            lock.lock();
-          }
-          // Whatever it says, the log may have changed (and been signalled) while it was unlocked:
-          // look again before waiting, and wait before pulling again when it had nothing.
-          continue;
-        }
-        if (Thread.interrupted()) {
-          throw new InterruptedException();
-        }
-        boolean busy = pulled == Pulled.BUSY;
-        if (deadlineNanos == Long.MAX_VALUE && !busy) {
-          changed.await();
-        } else {
-          long left = deadlineNanos - System.nanoTime();
-          if (left <= 0) {
-            return new ProcessOutput(afterSeq, List.of(), false);
-          }
-          changed.awaitNanos(busy ? Math.min(left, BUSY_RETRY_NANOS) : left);
-        }
-        pulled = null;
+      if (!awaitBytes(afterSeq, deadlineNanos)) {
+        return new ProcessOutput(afterSeq, List.of(), exit != null);
       }
+      return collect(afterSeq, maxBytes);
     } finally {
       lock.unlock();
+    }
+  }
+
+  /**
+   * As {@link #read(long, ByteBuffer, long)} without a deadline.
+   *
+   * @throws InterruptedException when the thread is interrupted while it would wait
+   */
+  public OutputRead read(long afterSeq, ByteBuffer into) throws InterruptedException {
+    return read(afterSeq, into, Long.MAX_VALUE);
+  }
+
+  /**
+   * Reads from offset {@code afterSeq} on into {@code into}, waiting as {@link #read(long, int,
+   * long)} does; allocates nothing. The bytes copied are those of consecutive chunks of one stream,
+   * the stream of the chunk holding {@code afterSeq}, as far as {@code into} has room: the next
+   * read goes on from {@link OutputRead#nextSeq()}. The buffer's position advances by the number of
+   * bytes copied; its limit is unchanged. The checks come in the order of {@link #read(long, int,
+   * long)}, the buffer's room (and that it is writable) first.
+   *
+   * @return what was copied: from {@code afterSeq} to {@code nextSeq}, on {@code stream}
+   * @throws SandboxException VALIDATION when {@code into} is read-only or has no room, or {@code
+   *     afterSeq} is beyond {@link #nextSeq()}
+   * @throws ProcessClosedException when the log is closed, also while waiting
+   * @throws SequenceGapException when {@code afterSeq} was dropped by the bound, or is negative
+   * @throws InterruptedException when the thread is interrupted while it would wait
+   */
+  public OutputRead read(long afterSeq, ByteBuffer into, long deadlineNanos)
+      throws InterruptedException {
+    room(into);
+    lock.lock();
+    try {
+      if (!awaitBytes(afterSeq, deadlineNanos)) {
+        return new OutputRead(afterSeq, 0, null, exit != null);
+      }
+      int before = into.position();
+      ProcessStream stream = store.stream(store.copyTo(afterSeq, into));
+      long next = afterSeq + (into.position() - before);
+      return new OutputRead(
+          next, into.position() - before, stream, exit != null && next == store.nextSeq());
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * The room {@code into} has for a read.
+   *
+   * @throws SandboxException VALIDATION when it is read-only or has none
+   */
+  static int room(ByteBuffer into) {
+    if (into.isReadOnly() || !into.hasRemaining()) {
+      throw new SandboxException(
+          SandboxException.Kind.VALIDATION,
+          "sandbox: Read buffer must be writable and have room (got "
+              + (into.isReadOnly() ? "a read-only buffer" : "no room")
+              + ")");
+    }
+    return into.remaining();
+  }
+
+  /**
+   * Under the lock: waits until there are bytes after {@code afterSeq} (true), or the log is
+   * finished at {@code afterSeq} or the deadline passed (false; {@code exit} tells which), pulling
+   * from the {@link Puller} before it waits.
+   */
+  private boolean awaitBytes(long afterSeq, long deadlineNanos) throws InterruptedException {
+    Pulled pulled = null; // the last pull's answer, until the next wait
+    while (true) {
+      if (closed) {
+        throw new ProcessClosedException();
+      }
+      long start = store.retainedStart();
+      if (afterSeq < start) {
+        throw new SequenceGapException(afterSeq, start);
+      }
+      long next = store.nextSeq();
+      if (afterSeq > next) {
+        throw new SandboxException(
+            SandboxException.Kind.VALIDATION,
+            "sandbox: afterSeq " + afterSeq + " is beyond buffered output (next=" + next + ")");
+      }
+      // The retained chunks are contiguous up to nextSeq, so a cursor below it has bytes.
+      if (afterSeq < next) {
+        return true;
+      }
+      if (exit != null) {
+        return false;
+      }
+      Puller p = puller;
+      if (p != null
+          && (pulled == null || pulled == Pulled.SOME)
+          && !Thread.currentThread().isInterrupted()) {
+        lock.unlock();
+        try {
+          pulled = p.pull(deadlineNanos); // appends through this log, under its lock
+        } finally {
+          lock.lock();
+        }
+        // Whatever it says, the log may have changed (and been signalled) while it was unlocked:
+        // look again before waiting, and wait before pulling again when it had nothing.
+        continue;
+      }
+      if (Thread.interrupted()) {
+        throw new InterruptedException();
+      }
+      boolean busy = pulled == Pulled.BUSY;
+      if (deadlineNanos == Long.MAX_VALUE && !busy) {
+        changed.await();
+      } else {
+        long left = deadlineNanos - System.nanoTime();
+        if (left <= 0) {
+          return false;
+        }
+        changed.awaitNanos(busy ? Math.min(left, BUSY_RETRY_NANOS) : left);
+      }
+      pulled = null;
     }
   }
 
@@ -339,17 +416,18 @@ public final class OutputLog {
         throw new ProcessClosedException();
       }
       Watcher w = new Watcher();
+      int size = store.size();
       int replay = size + (exit != null ? 1 : 0);
       if (replay > WATCH_CAPACITY) {
-        w.offer(ProcessEvent.lag(retainedStart()));
+        w.offer(ProcessEvent.lag(store.retainedStart()));
         return w;
       }
       for (int i = 0; i < size; i++) {
-        if (!w.offer(ProcessEvent.output(chunk(i)))) {
+        if (!w.offer(ProcessEvent.output(store.copy(i)))) {
           return w;
         }
       }
-      if (exit != null && !w.offer(ProcessEvent.exited(nextSeq, exit))) {
+      if (exit != null && !w.offer(ProcessEvent.exited(store.nextSeq(), exit))) {
         return w;
       }
       watchers.add(w);
@@ -363,7 +441,7 @@ public final class OutputLog {
   public long nextSeq() {
     lock.lock();
     try {
-      return nextSeq;
+      return store.nextSeq();
     } finally {
       lock.unlock();
     }
@@ -373,7 +451,7 @@ public final class OutputLog {
   public long retainedFrom() {
     lock.lock();
     try {
-      return retainedStart();
+      return store.retainedStart();
     } finally {
       lock.unlock();
     }
@@ -403,7 +481,7 @@ public final class OutputLog {
   public long retainedBytes() {
     lock.lock();
     try {
-      return retainedBytes;
+      return store.retainedBytes();
     } finally {
       lock.unlock();
     }
@@ -419,101 +497,17 @@ public final class OutputLog {
     }
   }
 
-  private long retainedStart() {
-    return size == 0 ? nextSeq : starts[head];
-  }
-
-  private OutputChunk chunk(int i) {
-    return ring[(head + i) & (ring.length - 1)];
-  }
-
-  private void push(OutputChunk c) {
-    if (size == ring.length) {
-      int capacity = Math.max(INITIAL_RING, ring.length * 2);
-      OutputChunk[] grown = new OutputChunk[capacity];
-      long[] grownStarts = new long[capacity];
-      for (int i = 0; i < size; i++) {
-        grown[i] = chunk(i);
-        grownStarts[i] = start(i);
-      }
-      ring = grown;
-      starts = grownStarts;
-      head = 0;
-    }
-    int at = (head + size) & (ring.length - 1);
-    ring[at] = c;
-    starts[at] = c.seq();
-    size++;
-    retainedBytes += c.length();
-  }
-
-  /** The offset of retained chunk {@code i} (0 = the oldest). */
-  private long start(int i) {
-    return starts[(head + i) & (starts.length - 1)];
-  }
-
-  private void dropOldest() {
-    long start = starts[head];
-    ring[head] = null;
-    head = (head + 1) & (ring.length - 1);
-    size--;
-    retainedBytes -= retainedStart() - start; // the next chunk starts where the dropped one ended
-  }
-
-  /** The index of the first retained chunk that ends after {@code seq}; {@code size} if none. */
-  private int chunkEndingAfter(long seq) {
-    if (seq >= nextSeq || size == 0) {
-      return size;
-    }
-    // The chunk holding seq is the last one starting at or before it. Gallop back from the newest
-    // (a reader at the tail needs one look), then search the range found.
-    int hi = size - 1;
-    if (start(hi) <= seq) {
-      return hi;
-    }
-    int lo = hi - 1;
-    for (int step = 1; lo > 0 && start(lo) > seq; step <<= 1) {
-      hi = lo;
-      lo = Math.max(0, hi - 2 * step);
-    }
-    if (start(lo) > seq) {
-      return 0; // before the oldest retained chunk: that one is the first to end after it
-    }
-    while (hi - lo > 1) { // start(lo) <= seq < start(hi)
-      int mid = (lo + hi) >>> 1;
-      if (start(mid) <= seq) {
-        lo = mid;
-      } else {
-        hi = mid;
-      }
-    }
-    return lo;
-  }
-
-  /** Reads from a cursor with retained bytes after it; two binary searches, no scan. */
+  /** Reads from a cursor with retained bytes after it; two searches, no scan. */
   private ProcessOutput collect(long cursor, int maxBytes) {
-    long end = Math.min(nextSeq, cursor + maxBytes);
-    int first = chunkEndingAfter(cursor);
-    int last = chunkEndingAfter(end - 1);
+    long next = store.nextSeq();
+    long end = Math.min(next, cursor + maxBytes);
+    int first = store.chunkEndingAfter(cursor);
+    int last = store.chunkEndingAfter(end - 1);
     OutputChunk[] out = new OutputChunk[last - first + 1];
     for (int i = first; i <= last; i++) {
-      OutputChunk c = chunk(i);
-      long from = Math.max(cursor, c.seq());
-      long to = Math.min(end, c.end());
-      // Chunks are immutable, so a whole one is shared; only a cut one needs new bytes.
-      out[i - first] =
-          from == c.seq() && to == c.end()
-              ? c
-              : new OutputChunk(
-                  from, c.stream(), sliceOf(c, (int) (from - c.seq()), (int) (to - c.seq())), true);
+      out[i - first] = store.copy(i, Math.max(cursor, store.start(i)), Math.min(end, store.end(i)));
     }
-    return new ProcessOutput(end, List.of(out), exit != null && end == nextSeq);
-  }
-
-  private static byte[] sliceOf(OutputChunk c, int from, int to) {
-    byte[] bytes = new byte[to - from];
-    c.buffer().get(from, bytes);
-    return bytes;
+    return new ProcessOutput(end, List.of(out), exit != null && end == next);
   }
 
   /** Offers {@code event} to every watcher, dropping those whose stream it ended. */
@@ -661,13 +655,13 @@ public final class OutputLog {
     lock.lock();
     try {
       return "OutputLog[retainedFrom="
-          + retainedStart()
+          + store.retainedStart()
           + ", nextSeq="
-          + nextSeq
+          + store.nextSeq()
           + ", retainedBytes="
-          + retainedBytes
+          + store.retainedBytes()
           + ", chunks="
-          + size
+          + store.size()
           + ", finished="
           + (exit != null)
           + ", closed="

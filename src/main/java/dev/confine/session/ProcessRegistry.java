@@ -1,6 +1,7 @@
 package dev.confine.session;
 
 import dev.confine.SandboxException;
+import java.nio.ByteBuffer;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;
@@ -295,6 +296,17 @@ public final class ProcessRegistry implements ProcessManager {
     public ProcessOutput read(long afterSeq, int maxBytes, Duration timeout)
         throws InterruptedException {
       return inner.read(afterSeq, maxBytes, timeout);
+    }
+
+    @Override
+    public OutputRead read(long afterSeq, ByteBuffer into) throws InterruptedException {
+      return inner.read(afterSeq, into);
+    }
+
+    @Override
+    public OutputRead read(long afterSeq, ByteBuffer into, Duration timeout)
+        throws InterruptedException {
+      return inner.read(afterSeq, into, timeout);
     }
 
     @Override

@@ -3,7 +3,9 @@ package dev.confine.session;
 import dev.confine.ProcessClosedException;
 import dev.confine.SandboxException;
 import dev.confine.SequenceGapException;
+import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -40,6 +42,52 @@ public interface ProcessSession extends AutoCloseable {
    * result is empty, not at end of file, and its {@code nextSeq} is {@code afterSeq}.
    */
   ProcessOutput read(long afterSeq, int maxBytes, Duration timeout) throws InterruptedException;
+
+  /**
+   * Reads output from offset {@code afterSeq} on into {@code into}, waiting until there is some or
+   * the process has ended: the bytes of consecutive chunks of one stream (the stream of the chunk
+   * holding {@code afterSeq}), as many as {@code into} has room for. The buffer's position advances
+   * by the number of bytes copied. A client that streams a session's output through one buffer this
+   * way allocates nothing per read (the engine's sessions copy straight from their log; this
+   * default goes through {@link #read(long, int)}).
+   *
+   * @return how many bytes were copied, from which stream, and the cursor for the next read
+   * @throws SequenceGapException when the log no longer holds {@code afterSeq} (or it is negative)
+   * @throws SandboxException VALIDATION when {@code into} is read-only or has no room, or {@code
+   *     afterSeq} lies beyond the output written so far
+   * @throws ProcessClosedException when the session is closed, also while waiting
+   */
+  default OutputRead read(long afterSeq, ByteBuffer into) throws InterruptedException {
+    return copy(afterSeq, read(afterSeq, OutputLog.room(into)), into);
+  }
+
+  /**
+   * As {@link #read(long, ByteBuffer)}, waiting at most {@code timeout}; when nothing came in time,
+   * nothing is copied, the result is not at end of file and its {@code nextSeq} is {@code
+   * afterSeq}.
+   */
+  default OutputRead read(long afterSeq, ByteBuffer into, Duration timeout)
+      throws InterruptedException {
+    return copy(afterSeq, read(afterSeq, OutputLog.room(into), timeout), into);
+  }
+
+  /** The chunks of {@code out} on the stream of its first, copied into {@code into}. */
+  private static OutputRead copy(long afterSeq, ProcessOutput out, ByteBuffer into) {
+    List<OutputChunk> chunks = out.chunks();
+    if (chunks.isEmpty()) {
+      return new OutputRead(afterSeq, 0, null, out.eof());
+    }
+    ProcessStream stream = chunks.get(0).stream();
+    long next = afterSeq;
+    for (OutputChunk c : chunks) {
+      if (c.stream() != stream) {
+        return new OutputRead(next, (int) (next - afterSeq), stream, false);
+      }
+      into.put(c.buffer());
+      next = c.end();
+    }
+    return new OutputRead(next, (int) (next - afterSeq), stream, out.eof());
+  }
 
   /**
    * Writes {@code data} to the child's stdin (the terminal's input for a PTY session), waiting

@@ -7,11 +7,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.confine.ExecOptions;
 import dev.confine.ProcessClosedException;
+import dev.confine.ResourceLimits;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
 import dev.confine.SequenceGapException;
 import dev.confine.session.EventStream;
 import dev.confine.session.OutputChunk;
+import dev.confine.session.OutputRead;
 import dev.confine.session.ProcessEvent;
 import dev.confine.session.ProcessEventSource;
 import dev.confine.session.ProcessExit;
@@ -22,6 +24,7 @@ import dev.confine.session.ProcessSignal;
 import dev.confine.session.ProcessSignaler;
 import dev.confine.session.ProcessSpec;
 import dev.confine.session.ProcessStream;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -150,6 +153,44 @@ class LocalSessionTest {
           .isInstanceOf(SandboxException.class)
           .extracting(e -> ((SandboxException) e).kind())
           .isEqualTo(Kind.NOT_AVAILABLE);
+    }
+  }
+
+  @Test
+  void aBufferReadTellsTheStreamsApartAndStreamsEveryByte() throws Exception {
+    // 3 MiB of numbered lines on stdout, a marker on stderr in the middle: read through one small
+    // buffer, the bytes arrive whole and in order, each read from one stream.
+    String script = "seq 1 200000; echo middle >&2; sleep 0.1; seq 200001 400000; printf end >&2";
+    try (ProcessSession s =
+        runner.start(
+            ProcessSpec.pipes(List.of("sh", "-c", script))
+                .withOptions(
+                    ExecOptions.builder()
+                        .resources(ResourceLimits.builder().maxOutputBytes(64 << 20).build())
+                        .build()))) {
+      ByteBuffer buf = ByteBuffer.allocate(1000);
+      StringBuilder stdout = new StringBuilder();
+      StringBuilder stderr = new StringBuilder();
+      long cursor = 0;
+      while (true) {
+        OutputRead r = s.read(cursor, buf.clear());
+        assertThat(r.nextSeq()).isEqualTo(cursor + r.length());
+        String text = new String(buf.array(), 0, r.length(), StandardCharsets.UTF_8);
+        if (r.length() > 0) {
+          (r.stream() == ProcessStream.STDOUT ? stdout : stderr).append(text);
+        }
+        cursor = r.nextSeq();
+        if (r.eof()) {
+          break;
+        }
+      }
+      assertThat(stderr).hasToString("middle\nend");
+      StringBuilder expected = new StringBuilder();
+      for (int i = 1; i <= 400_000; i++) {
+        expected.append(i).append('\n');
+      }
+      assertThat(stdout.toString()).isEqualTo(expected.toString());
+      assertThat(s.waitFor()).isEqualTo(ProcessExit.exited(0));
     }
   }
 

@@ -8,6 +8,8 @@ import static org.assertj.core.api.Assertions.tuple;
 import dev.confine.ProcessClosedException;
 import dev.confine.SandboxException;
 import dev.confine.SequenceGapException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -191,19 +193,202 @@ class OutputLogTest {
     assertThat(out.eof()).isFalse();
   }
 
+  /** A source with {@code data} to give, in reads of at most {@code piece} bytes; counts reads. */
+  private static final class Pipe implements OutputLog.Source {
+    final byte[] data;
+    final int piece;
+    int at;
+    int reads;
+
+    Pipe(byte[] data, int piece) {
+      this.data = data;
+      this.piece = piece;
+    }
+
+    @Override
+    public long read(MemorySegment into) {
+      reads++;
+      int n = (int) Math.min(Math.min(into.byteSize(), piece), data.length - at);
+      if (n == 0) {
+        return -11; // EAGAIN
+      }
+      MemorySegment.copy(data, at, into, ValueLayout.JAVA_BYTE, 0, n);
+      at += n;
+      return n;
+    }
+  }
+
+  /** A reading thread's buffer, as the engine's is: 64 KiB. */
+  private static MemorySegment buffer() {
+    return MemorySegment.ofArray(new byte[64 * 1024]);
+  }
+
+  private static byte[] pattern(int n) {
+    byte[] data = new byte[n];
+    for (int i = 0; i < n; i++) {
+      data[i] = (byte) (i * 31 + (i >>> 8));
+    }
+    return data;
+  }
+
   @Test
-  void aBatchIsAppendedChunkByChunkInOrderAndEmptiesAreSkipped() throws InterruptedException {
-    OutputLog log = new OutputLog(4);
-    log.append(ProcessStream.TTY, java.util.List.of(b("ab"), new byte[0], b("cde"), b("f")));
-    assertThat(log.nextSeq()).isEqualTo(6);
-    // Bounded at 4 bytes: the oldest whole chunk went, the newest two stay unmerged.
-    ProcessOutput out = log.read(log.retainedFrom(), 100);
+  void appendFromStopsAtTheFirstReadThatFillsLessThanTheBuffer() throws InterruptedException {
+    OutputLog log = new OutputLog(0);
+    Pipe pipe = new Pipe(b("hello"), Integer.MAX_VALUE);
+    MemorySegment buffer = buffer();
+    assertThat(log.appendFrom(ProcessStream.STDOUT, pipe, buffer, 16)).isEqualTo(5);
+    assertThat(pipe.reads).isEqualTo(1); // 5 bytes in a 64 KiB buffer: the pipe is empty
+    assertThat(log.read(0, 100).chunks())
+        .containsExactly(OutputChunk.of(0, ProcessStream.STDOUT, b("hello")));
+    // Nothing there: nothing appended, and the source was asked once.
+    assertThat(log.appendFrom(ProcessStream.STDOUT, pipe, buffer, 16)).isZero();
+    assertThat(pipe.reads).isEqualTo(2);
+    assertThat(log.nextSeq()).isEqualTo(5);
+  }
+
+  @Test
+  void appendFromMakesEachReadOneChunkUpToMaxReads() throws InterruptedException {
+    OutputLog log = new OutputLog(0);
+    byte[] data = pattern(100_000);
+    Pipe pipe = new Pipe(data, Integer.MAX_VALUE);
+    // Every read fills the buffer, so only maxReads stops it; each read is a chunk of its own,
+    // the third one in a new segment (the first holds 4 KiB).
+    MemorySegment buffer = MemorySegment.ofArray(new byte[1500]);
+    assertThat(log.appendFrom(ProcessStream.STDERR, pipe, buffer, 3)).isEqualTo(4500);
+    assertThat(pipe.reads).isEqualTo(3);
+    ProcessOutput out = log.read(0, 1 << 20);
     assertThat(out.chunks())
-        .extracting(OutputChunk::seq, OutputChunk::length)
-        .containsExactly(tuple(2L, 3), tuple(5L, 1));
+        .extracting(OutputChunk::seq, OutputChunk::length, OutputChunk::stream)
+        .containsExactly(
+            tuple(0L, 1500, ProcessStream.STDERR),
+            tuple(1500L, 1500, ProcessStream.STDERR),
+            tuple(3000L, 1500, ProcessStream.STDERR));
+    assertThat(out.bytes()).isEqualTo(Arrays.copyOf(data, 4500));
+  }
+
+  @Test
+  void appendFromAfterFinishOrCloseReadsAndDrops() {
+    OutputLog log = new OutputLog(0);
+    log.append(ProcessStream.STDOUT, b("ab"));
     log.finish(ProcessExit.exited(0));
-    log.append(ProcessStream.TTY, java.util.List.of(b("late")));
-    assertThat(log.nextSeq()).isEqualTo(6);
+    Pipe pipe = new Pipe(b("late"), Integer.MAX_VALUE);
+    assertThat(log.appendFrom(ProcessStream.STDOUT, pipe, buffer(), 16)).isEqualTo(4);
+    assertThat(pipe.at).isEqualTo(4); // taken from the source, so that it drains
+    assertThat(log.nextSeq()).isEqualTo(2);
+    log.close();
+    Pipe after = new Pipe(b("later"), Integer.MAX_VALUE);
+    assertThat(log.appendFrom(ProcessStream.STDOUT, after, buffer(), 16)).isEqualTo(5);
+    assertThat(log.nextSeq()).isEqualTo(2);
+  }
+
+  @Test
+  @Timeout(10)
+  void aBlockedReadIsWokenByAppendFrom() throws Exception {
+    OutputLog log = new OutputLog(0);
+    CompletableFuture<ProcessOutput> f = blockedRead(() -> log.read(0, 100));
+    log.appendFrom(ProcessStream.TTY, new Pipe(b("prompt$ "), Integer.MAX_VALUE), buffer(), 16);
+    assertThat(f.get(10, TimeUnit.SECONDS).chunks())
+        .containsExactly(OutputChunk.of(0, ProcessStream.TTY, b("prompt$ ")));
+  }
+
+  @Test
+  void chunksAndEventsHandedOutStayIntactWhenTheMemoryIsReused() throws InterruptedException {
+    OutputLog log = new OutputLog(256 << 10);
+    EventStream events = log.watch();
+    byte[] first = pattern(4096);
+    MemorySegment buffer = buffer();
+    log.appendFrom(ProcessStream.STDOUT, new Pipe(first, Integer.MAX_VALUE), buffer, 1);
+    ProcessOutput read = log.read(0, 4096);
+    ProcessEvent event = events.take();
+    events.close();
+    byte[] zeros = new byte[16 << 20];
+    Pipe pipe = new Pipe(zeros, 64 * 1024);
+    while (pipe.at < zeros.length) {
+      log.appendFrom(ProcessStream.STDOUT, pipe, buffer, 16);
+    }
+    assertThat(read.bytes()).isEqualTo(first);
+    assertThat(event.chunk().data()).isEqualTo(first);
+  }
+
+  // ---- read into a buffer ----
+
+  @Test
+  void aBufferReadCopiesOneStreamsConsecutiveChunksAndAdvancesThePosition()
+      throws InterruptedException {
+    OutputLog log = new OutputLog(0);
+    log.append(ProcessStream.STDOUT, b("ab"));
+    log.append(ProcessStream.STDOUT, b("cde"));
+    log.append(ProcessStream.STDERR, b("E"));
+    log.append(ProcessStream.STDOUT, b("f"));
+    java.nio.ByteBuffer into = java.nio.ByteBuffer.allocate(10);
+    into.put((byte) '>');
+    assertThat(log.read(1, into)).isEqualTo(new OutputRead(5, 4, ProcessStream.STDOUT, false));
+    assertThat(into.position()).isEqualTo(5);
+    assertThat(new String(into.array(), 0, 5, UTF_8)).isEqualTo(">bcde");
+    // The next stream's bytes come in a read of their own.
+    java.nio.ByteBuffer direct = java.nio.ByteBuffer.allocateDirect(1);
+    assertThat(log.read(5, direct)).isEqualTo(new OutputRead(6, 1, ProcessStream.STDERR, false));
+    assertThat(direct.get(0)).isEqualTo((byte) 'E');
+    log.finish(ProcessExit.exited(0));
+    into.clear();
+    assertThat(log.read(6, into)).isEqualTo(new OutputRead(7, 1, ProcessStream.STDOUT, true));
+    assertThat(log.read(7, into)).isEqualTo(new OutputRead(7, 0, null, true));
+  }
+
+  @Test
+  void aBufferReadStopsWhereTheBufferIsFull() throws InterruptedException {
+    OutputLog log = new OutputLog(0);
+    log.append(ProcessStream.TTY, b("abcdef"));
+    log.finish(ProcessExit.exited(0));
+    java.nio.ByteBuffer into = java.nio.ByteBuffer.allocate(4);
+    assertThat(log.read(0, into)).isEqualTo(new OutputRead(4, 4, ProcessStream.TTY, false));
+    assertThat(into.array()).isEqualTo(b("abcd"));
+  }
+
+  @Test
+  @Timeout(10)
+  void aBufferReadWaitsLikeAChunkRead() throws Exception {
+    OutputLog log = new OutputLog(0);
+    java.nio.ByteBuffer into = java.nio.ByteBuffer.allocate(8);
+    assertThat(log.read(0, into, in(SHORT))).isEqualTo(new OutputRead(0, 0, null, false));
+    CompletableFuture<OutputRead> f = new CompletableFuture<>();
+    Thread t =
+        Thread.ofPlatform()
+            .start(
+                () -> {
+                  try {
+                    f.complete(log.read(0, into));
+                  } catch (Throwable e) {
+                    f.completeExceptionally(e);
+                  }
+                });
+    while (t.getState() != Thread.State.WAITING) {
+      Thread.sleep(1);
+    }
+    log.append(ProcessStream.STDOUT, b("hi"));
+    assertThat(f.get(10, TimeUnit.SECONDS))
+        .isEqualTo(new OutputRead(2, 2, ProcessStream.STDOUT, false));
+    log.close();
+    assertThatThrownBy(() -> log.read(2, java.nio.ByteBuffer.allocate(1)))
+        .isInstanceOf(ProcessClosedException.class);
+  }
+
+  @Test
+  void aBufferReadChecksItsBufferThenTheCursor() {
+    OutputLog log = new OutputLog(2);
+    log.append(ProcessStream.STDOUT, b("abc"));
+    log.append(ProcessStream.STDOUT, b("de"));
+    assertThatThrownBy(() -> log.read(-1, java.nio.ByteBuffer.allocate(0)))
+        .isInstanceOf(SandboxException.class)
+        .hasMessageContaining("no room");
+    assertThatThrownBy(() -> log.read(-1, java.nio.ByteBuffer.allocate(4).asReadOnlyBuffer()))
+        .isInstanceOf(SandboxException.class)
+        .hasMessageContaining("read-only");
+    assertThatThrownBy(() -> log.read(0, java.nio.ByteBuffer.allocate(4)))
+        .isInstanceOf(SequenceGapException.class);
+    assertThatThrownBy(() -> log.read(6, java.nio.ByteBuffer.allocate(4)))
+        .isInstanceOf(SandboxException.class)
+        .hasMessageContaining("beyond");
   }
 
   @Test
@@ -215,12 +400,12 @@ class OutputLogTest {
   }
 
   @Test
-  void appendTakesTheArrayWithoutCopying() throws InterruptedException {
+  void appendCopiesTheArray() throws InterruptedException {
     OutputLog log = new OutputLog(0);
     byte[] data = b("abc");
     log.append(ProcessStream.STDOUT, data);
     data[0] = 'x';
-    assertThat(s(log.read(0, 10).chunks().getFirst())).isEqualTo("xbc");
+    assertThat(s(log.read(0, 10).chunks().getFirst())).isEqualTo("abc");
   }
 
   @Test

@@ -355,6 +355,9 @@ class ProcessRegistryTest {
     assertThat(h.pid()).isEqualTo(100);
     assertThat(h.read(5, 10)).isEqualTo(new ProcessOutput(5, List.of(), false));
     h.read(6, 11, Duration.ofMillis(3));
+    assertThat(h.read(7, java.nio.ByteBuffer.allocate(4)))
+        .isEqualTo(new OutputRead(7, 0, null, false));
+    h.read(8, java.nio.ByteBuffer.allocate(5), Duration.ofMillis(2));
     h.write("hi".getBytes(StandardCharsets.UTF_8));
     h.closeStdin();
     h.resize(40, 120);
@@ -368,6 +371,8 @@ class ProcessRegistryTest {
         .containsExactly(
             "read:5:10",
             "read:6:11:PT0.003S",
+            "read:7:4",
+            "read:8:5:PT0.002S",
             "write:hi",
             "closeStdin",
             "resize:40x120",
