@@ -231,6 +231,10 @@ def sessions(folder, scores, percentiles, ratio, show, secondary, iterations):
     show("pipe session, 256 MiB: LocalRunner / ProcessBuilder",
          ratio(scores.get(("PipeSessionBench.localRunner", "")),
                scores.get(("PipeSessionBench.processBuilder", ""))), TARGET_PIPE_SESSION)
+    # No target: the same session read as chunks (new arrays per read) instead of into a buffer.
+    show("pipe session read as chunks (localRunnerChunks) / ProcessBuilder",
+         ratio(scores.get(("PipeSessionBench.localRunnerChunks", "")),
+               scores.get(("PipeSessionBench.processBuilder", ""))))
     # The same pair alternating within each op: the same bytes through each side, so the inverse
     # ratio of their times is the throughput ratio.
     pair = secondary.get(("PipeSessionBench.interleaved", ""), {})
@@ -257,8 +261,9 @@ def sessions(folder, scores, percentiles, ratio, show, secondary, iterations):
              sum(session) / sum(builder), TARGET_PIPE_SESSION)
         ci = interval_note(session, builder, "pairs")
         print(f"    per pair: {', '.join(f'{s / b:.2f}' for s, b in zip(session, builder))}{ci}")
-    # A diagnostic, no target: what keeping every read in new arrays (as the session's log does)
-    # costs a bare read loop against reusing one array, each in JVMs of its own.
+    # A diagnostic, no target: what keeping every read in new arrays (as the session's log did
+    # before it reused its memory) costs a bare read loop against reusing one array, each in JVMs
+    # of its own.
     reused = scores.get(("RetentionBench.read", "reusedArray"))
     show("read loop (RetentionBench): new arrays kept / one reused",
          ratio(scores.get(("RetentionBench.read", "newArrays")), reused))

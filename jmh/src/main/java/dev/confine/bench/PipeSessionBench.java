@@ -25,12 +25,12 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * 256 MiB through a pipe session: {@code head -c 268435456 /dev/zero} started with {@link
- * LocalRunner#start}, its output read through {@code session.read} until end of file (1 MiB per
- * read at most, the chunks counted, not copied) with a 64 MiB output log; a reader that falls more
- * than that behind gets a gap and the benchmark fails. The baseline is the same child under {@link
- * ProcessBuilder} with stderr merged into stdout (the session's log also holds both), read to end
- * of file into a 64 KiB buffer. One op per MiB: the scores are MiB/s. The fork's heap is fixed and
- * pre-touched (see {@link Sessions}).
+ * LocalRunner#start}, its output read until end of file into a 64 KiB buffer ({@code
+ * session.read(seq, buffer)}) with a 64 MiB output log; a reader that falls more than that behind
+ * gets a gap and the benchmark fails. The baseline is the same child under {@link ProcessBuilder}
+ * with stderr merged into stdout (the session's log also holds both), read to end of file into a 64
+ * KiB buffer. {@link #localRunnerChunks} reads the session as chunks instead. One op per MiB: the
+ * scores are MiB/s. The fork's heap is fixed and pre-touched (see {@link Sessions}).
  *
  * <p>JMH runs one benchmark's forks after the other's, so on a machine whose speed drifts over
  * minutes (a shared VM) the two scores can come from different weather: the same run has given
@@ -75,6 +75,22 @@ public class PipeSessionBench {
         runner.start(
             ProcessSpec.pipes(Sessions.ZEROS_ARGV).withOptions(Sessions.THROUGHPUT_OPTIONS))) {
       long n = Sessions.drain(s);
+      Checks.exitedZero(s.waitFor().code());
+      return Sessions.checkLength(n, Sessions.SIZE);
+    }
+  }
+
+  /**
+   * As {@link #localRunner}, reading chunks ({@code read(seq, 1 MiB)}) instead of into a buffer:
+   * each read returns the bytes in new arrays, 256 MiB of new heap per invocation.
+   */
+  @Benchmark
+  @OperationsPerInvocation(Sessions.MIBS)
+  public long localRunnerChunks() throws InterruptedException {
+    try (ProcessSession s =
+        runner.start(
+            ProcessSpec.pipes(Sessions.ZEROS_ARGV).withOptions(Sessions.THROUGHPUT_OPTIONS))) {
+      long n = Sessions.drainChunks(s);
       Checks.exitedZero(s.waitFor().code());
       return Sessions.checkLength(n, Sessions.SIZE);
     }

@@ -28,11 +28,10 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * 256 MiB through a PTY session: {@code cat FILE} on a 24x80 pty, FILE being 256 MiB of 'a' (no
  * newline, which the terminal would turn into CR LF) written once per trial. Confine's session is
- * read through {@code session.read} until end of file as in {@link PipeSessionBench} (1 MiB per
- * read at most, 64 MiB log, a gap fails the benchmark); the baseline is JetBrains' pty4j, its input
- * stream read to end of file into a 64 KiB buffer. Both byte counts are checked. One op per MiB:
- * the scores are MiB/s. The fork's heap is fixed and pre-touched, as in {@link PipeSessionBench}
- * (see {@link Sessions}).
+ * read until end of file into a 64 KiB buffer as in {@link PipeSessionBench} (64 MiB log, a gap
+ * fails the benchmark); the baseline is JetBrains' pty4j, its input stream read to end of file into
+ * a 64 KiB buffer. Both byte counts are checked. One op per MiB: the scores are MiB/s. The fork's
+ * heap is fixed and pre-touched, as in {@link PipeSessionBench} (see {@link Sessions}).
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.Throughput)

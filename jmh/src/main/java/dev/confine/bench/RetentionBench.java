@@ -30,11 +30,12 @@ import org.openjdk.jmh.annotations.Warmup;
  * ({@code head -c 268435456 /dev/zero}) read to end of file by a bare FFM loop that reads as a
  * session's client does (a non-blocking pipe, 64 KiB reads into native memory, a 30 us poll spin
  * before it sleeps), and does one of three things with each read: copies it into a new array and
- * keeps the newest 64 MiB of them ({@code newArrays}, what the session's log does), copies it into
- * one 64 MiB array reused round and round ({@code reusedArray}), or nothing ({@code none}). Each
- * value runs in forks of its own (JMH's way with parameters), so each JVM does only that. A
- * diagnostic for the pipe session's gap to {@code ProcessBuilder} across JVMs, not a target: the
- * scores are MiB/s, compare them as ratios.
+ * keeps the newest 64 MiB of them ({@code newArrays}, what the session's log did until it reused
+ * its memory), copies it into one 64 MiB array reused round and round ({@code reusedArray}, what
+ * the log's segments now amount to), or nothing ({@code none}). Each value runs in forks of its own
+ * (JMH's way with parameters), so each JVM does only that. The diagnostic that found the pipe
+ * session's gap to {@code ProcessBuilder} across JVMs, not a target: the scores are MiB/s, compare
+ * them as ratios.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.Throughput)

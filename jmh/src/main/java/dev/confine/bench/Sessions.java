@@ -6,10 +6,12 @@ import dev.confine.ExecOptions;
 import dev.confine.ResourceLimits;
 import dev.confine.SequenceGapException;
 import dev.confine.session.OutputChunk;
+import dev.confine.session.OutputRead;
 import dev.confine.session.ProcessOutput;
 import dev.confine.session.ProcessSession;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.List;
 
@@ -43,10 +45,13 @@ final class Sessions {
    */
   static final long LOG_BYTES = Long.getLong("confine.bench.log", 64 * MIB);
 
-  /** The most bytes one session {@code read} returns. */
+  /** The most bytes one chunk {@code read} of a session returns. */
   static final int READ_BYTES = 1 << 20;
 
-  /** The buffer of the stream readers (ProcessBuilder, pty4j): the event loop's read size. */
+  /**
+   * The buffer of every reader, the stream readers' (ProcessBuilder, pty4j) and the session's read
+   * into a buffer: the engine's read size.
+   */
   static final int STREAM_BUFFER = 64 * 1024;
 
   /** Session options with a {@link #LOG_BYTES} output log. */
@@ -58,13 +63,39 @@ final class Sessions {
   private Sessions() {}
 
   /**
-   * Reads a session from offset 0 to end of file, {@link #READ_BYTES} at a time, and returns the
-   * number of bytes. The chunks are not copied: {@link OutputChunk#buffer()} already gives the
-   * bytes in the heap, as a stream's read does into its buffer.
+   * Reads a session from offset 0 to end of file into one reused {@link #STREAM_BUFFER} buffer, as
+   * a stream reader does ({@link ProcessSession#read(long, ByteBuffer)}: no allocation per read),
+   * and returns the number of bytes.
    *
    * @throws IllegalStateException when the reader fell more than the log behind (a gap)
    */
   static long drain(ProcessSession s) throws InterruptedException {
+    ByteBuffer buf = ByteBuffer.allocate(STREAM_BUFFER);
+    long seq = 0;
+    long bytes = 0;
+    while (true) {
+      OutputRead r;
+      try {
+        r = s.read(seq, buf.clear());
+      } catch (SequenceGapException e) {
+        throw gap(seq, e);
+      }
+      bytes += r.length();
+      seq = r.nextSeq();
+      if (r.eof()) {
+        return bytes;
+      }
+    }
+  }
+
+  /**
+   * Reads a session from offset 0 to end of file as chunks, {@link #READ_BYTES} at a time, and
+   * returns the number of bytes. The chunks are not copied again: {@link OutputChunk#buffer()}
+   * already gives the bytes in the heap (in arrays the read allocated).
+   *
+   * @throws IllegalStateException when the reader fell more than the log behind (a gap)
+   */
+  static long drainChunks(ProcessSession s) throws InterruptedException {
     long seq = 0;
     long bytes = 0;
     while (true) {
@@ -72,14 +103,7 @@ final class Sessions {
       try {
         out = s.read(seq, READ_BYTES);
       } catch (SequenceGapException e) {
-        throw new IllegalStateException(
-            "the reader fell more than the log ("
-                + LOG_BYTES / MIB
-                + " MiB) behind the child at offset "
-                + seq
-                + ": "
-                + e.getMessage(),
-            e);
+        throw gap(seq, e);
       }
       List<OutputChunk> chunks = out.chunks();
       for (int i = 0, n = chunks.size(); i < n; i++) {
@@ -90,6 +114,17 @@ final class Sessions {
         return bytes;
       }
     }
+  }
+
+  private static IllegalStateException gap(long seq, SequenceGapException e) {
+    return new IllegalStateException(
+        "the reader fell more than the log ("
+            + LOG_BYTES / MIB
+            + " MiB) behind the child at offset "
+            + seq
+            + ": "
+            + e.getMessage(),
+        e);
   }
 
   /** Reads {@code in} to end of file into one reused buffer and returns the number of bytes. */
