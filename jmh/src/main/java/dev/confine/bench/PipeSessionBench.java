@@ -71,13 +71,7 @@ public class PipeSessionBench {
   @Benchmark
   @OperationsPerInvocation(Sessions.MIBS)
   public long localRunner() throws InterruptedException {
-    try (ProcessSession s =
-        runner.start(
-            ProcessSpec.pipes(Sessions.ZEROS_ARGV).withOptions(Sessions.THROUGHPUT_OPTIONS))) {
-      long n = Sessions.drain(s);
-      Checks.exitedZero(s.waitFor().code());
-      return Sessions.checkLength(n, Sessions.SIZE);
-    }
+    return throughSession(false);
   }
 
   /**
@@ -87,10 +81,14 @@ public class PipeSessionBench {
   @Benchmark
   @OperationsPerInvocation(Sessions.MIBS)
   public long localRunnerChunks() throws InterruptedException {
+    return throughSession(true);
+  }
+
+  private long throughSession(boolean chunks) throws InterruptedException {
     try (ProcessSession s =
         runner.start(
             ProcessSpec.pipes(Sessions.ZEROS_ARGV).withOptions(Sessions.THROUGHPUT_OPTIONS))) {
-      long n = Sessions.drainChunks(s);
+      long n = chunks ? Sessions.drainChunks(s) : Sessions.drain(s);
       Checks.exitedZero(s.waitFor().code());
       return Sessions.checkLength(n, Sessions.SIZE);
     }
