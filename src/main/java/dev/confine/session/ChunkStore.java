@@ -3,6 +3,7 @@ package dev.confine.session;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
+import java.util.Arrays;
 
 /**
  * The bytes of an {@link OutputLog} and where its chunks lie in them. Not thread-safe: the log's
@@ -36,15 +37,19 @@ final class ChunkStore {
   private static final int POOL = 2;
   private static final int INITIAL_INDEX = 16;
   private static final ProcessStream[] STREAMS = ProcessStream.values();
+  private static final long[] NO_STARTS = {};
+  private static final byte[][] NO_SEGMENTS = {};
+  private static final int[] NO_OFFSETS = {};
+  private static final byte[] NO_STREAMS = {};
 
   private final long maxBytes;
   private final int segmentSize;
 
   // The chunk index: a power-of-two ring, allocated with the first chunk.
-  private long[] starts = new long[0];
-  private byte[][] segments = new byte[0][];
-  private int[] offsets = new int[0];
-  private byte[] streams = new byte[0];
+  private long[] starts = NO_STARTS;
+  private byte[][] segments = NO_SEGMENTS;
+  private int[] offsets = NO_OFFSETS;
+  private byte[] streams = NO_STREAMS;
   private int head;
   private int size;
   private long nextSeq;
@@ -60,10 +65,12 @@ final class ChunkStore {
    */
   ChunkStore(long maxBytes) {
     this.maxBytes = maxBytes;
-    // No larger than the bound needs (a power of two at least as large), within the two sizes.
-    long fit = maxBytes >= MAX_SEGMENT ? MAX_SEGMENT : Long.highestOneBit(Math.max(1, maxBytes));
-    int size = (int) (fit < maxBytes ? fit << 1 : fit);
-    this.segmentSize = Math.max(MIN_SEGMENT, Math.min(MAX_SEGMENT, size));
+    // No larger than the bound needs: the smallest power of two at least as large, within the two.
+    int size = MIN_SEGMENT;
+    while (size < MAX_SEGMENT && size < maxBytes) {
+      size <<= 1;
+    }
+    this.segmentSize = size;
   }
 
   /** The offset the next appended byte gets: the number of bytes ever appended. */
@@ -218,16 +225,15 @@ final class ChunkStore {
 
   /** Forgets every chunk and segment; the offsets go on from {@link #nextSeq}. */
   void clear() {
-    starts = new long[0];
-    segments = new byte[0][];
-    offsets = new int[0];
-    streams = new byte[0];
+    starts = NO_STARTS;
+    segments = NO_SEGMENTS;
+    offsets = NO_OFFSETS;
+    streams = NO_STREAMS;
     head = 0;
     size = 0;
     tail = null;
     tailUsed = 0;
-    pool[0] = null;
-    pool[1] = null;
+    Arrays.fill(pool, null);
     pooled = 0;
   }
 
@@ -243,11 +249,6 @@ final class ChunkStore {
   /** The offset just past retained chunk {@code i}. */
   long end(int i) {
     return i + 1 < size ? start(i + 1) : nextSeq;
-  }
-
-  /** The stream of retained chunk {@code i}. */
-  ProcessStream stream(int i) {
-    return STREAMS[streams[at(i)]];
   }
 
   /**
@@ -271,9 +272,9 @@ final class ChunkStore {
    * Copies the bytes from {@code cursor} (retained, below {@link #nextSeq}) into {@code dst}, up to
    * its remaining room, through consecutive chunks of the stream of the chunk holding the cursor.
    *
-   * @return the index of the chunk holding the cursor (its stream is the one copied)
+   * @return the stream copied from
    */
-  int copyTo(long cursor, ByteBuffer dst) {
+  ProcessStream copyTo(long cursor, ByteBuffer dst) {
     int first = chunkEndingAfter(cursor);
     byte stream = streams[at(first)];
     for (int i = first; i < size && dst.hasRemaining(); i++) {
@@ -286,7 +287,7 @@ final class ChunkStore {
       dst.put(segments[p], offsets[p] + (int) (cursor - starts[p]), n);
       cursor += n;
     }
-    return first;
+    return STREAMS[stream];
   }
 
   /** The index of the first retained chunk that ends after {@code seq}; {@code size} if none. */

@@ -312,10 +312,10 @@ public final class OutputLog {
         return new OutputRead(afterSeq, 0, null, exit != null);
       }
       int before = into.position();
-      ProcessStream stream = store.stream(store.copyTo(afterSeq, into));
-      long next = afterSeq + (into.position() - before);
-      return new OutputRead(
-          next, into.position() - before, stream, exit != null && next == store.nextSeq());
+      ProcessStream stream = store.copyTo(afterSeq, into);
+      int n = into.position() - before;
+      long next = afterSeq + n;
+      return new OutputRead(next, n, stream, exit != null && next == store.nextSeq());
     } finally {
       lock.unlock();
     }
