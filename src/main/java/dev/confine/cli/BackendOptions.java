@@ -2,8 +2,10 @@ package dev.confine.cli;
 
 import dev.confine.SandboxException;
 import dev.confine.confined.ConfinedRunner;
+import dev.confine.linux.Users;
 import dev.confine.local.CapsMechanism;
 import java.util.Locale;
+import java.util.Optional;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.Option;
 
@@ -32,10 +34,11 @@ final class BackendOptions {
   @Option(
       names = "--confined",
       description =
-          "Confine CMD with Landlock (writes only beneath the root, the --write paths, /dev/null,"
-              + " /dev/tty, ptys and a private TMPDIR) and, with --net deny, a private network"
-              + " namespace as root or a seccomp filter without. Setuid programs lose their"
-              + " privileges inside.")
+          "Confine CMD with Landlock (writes only beneath the root, the --write paths, the null"
+              + " and random devices, its own terminal and a private TMPDIR; no other terminal or"
+              + " device), no capabilities, a seccomp filter (no calls on other processes) and,"
+              + " with --net deny, a private network namespace as root or no sockets but unix"
+              + " ones without. Setuid programs lose their privileges inside.")
   boolean confined;
 
   @Option(
@@ -50,6 +53,15 @@ final class BackendOptions {
           "With --confined: use only the rootless mechanisms (Landlock, seccomp) even as root; by"
               + " default root gets --net deny as a private network namespace (only loopback).")
   boolean rootless;
+
+  @Option(
+      names = "--user",
+      paramLabel = "USER[:GROUP]",
+      converter = UserConverter.class,
+      description =
+          "With --confined, as root: run CMD as this user (a name or a number) and group (default:"
+              + " the user's own), while Confine stays root.")
+  Users.Ids user;
 
   @Option(
       names = "--read-only-host",
@@ -70,7 +82,9 @@ final class BackendOptions {
             ? null
             : !writable.isEmpty()
                 ? "--write"
-                : rootless ? "--rootless" : readOnlyHost ? "--read-only-host" : null;
+                : rootless
+                    ? "--rootless"
+                    : readOnlyHost ? "--read-only-host" : user != null ? "--user" : null;
     if (needsConfined != null) {
       throw new SandboxException(
           SandboxException.Kind.VALIDATION, "confine: " + needsConfined + " needs --confined");
@@ -79,10 +93,62 @@ final class BackendOptions {
 
   /** The confined runner these options describe (with {@code --confined}). */
   ConfinedRunner.Builder confinedBuilder(String root) {
-    return ConfinedRunner.builder(root)
-        .writablePaths(writable.toArray(String[]::new))
-        .rootless(rootless)
-        .readOnlyHost(readOnlyHost);
+    ConfinedRunner.Builder b =
+        ConfinedRunner.builder(root)
+            .writablePaths(writable.toArray(String[]::new))
+            .rootless(rootless)
+            .readOnlyHost(readOnlyHost);
+    return user == null ? b : b.runAs(user.uid(), user.gid());
+  }
+
+  /**
+   * Parses {@code USER[:GROUP]}: names are looked up as the system does, numbers are taken as they
+   * are; without a group, the user's own (a number with no account needs one).
+   */
+  static final class UserConverter implements ITypeConverter<Users.Ids> {
+    @Override
+    public Users.Ids convert(String value) {
+      int colon = value.indexOf(':');
+      String u = colon < 0 ? value : value.substring(0, colon);
+      String g = colon < 0 ? null : value.substring(colon + 1);
+      if (u.isEmpty() || (g != null && g.isEmpty())) {
+        throw new IllegalArgumentException(
+            "--user " + JsonString.quote(value) + " is not of the form USER or USER:GROUP");
+      }
+      Optional<Users.Ids> account = isNumber(u) ? Users.user(parse(u)) : Users.user(u);
+      if (account.isEmpty() && !isNumber(u)) {
+        throw new IllegalArgumentException("no user named " + JsonString.quote(u));
+      }
+      int uid = isNumber(u) ? parse(u) : account.get().uid();
+      int gid;
+      if (g == null) {
+        if (account.isEmpty()) {
+          throw new IllegalArgumentException(
+              "uid " + u + " has no account to take a group from; give one: --user " + u + ":GID");
+        }
+        gid = account.get().gid();
+      } else if (isNumber(g)) {
+        gid = parse(g);
+      } else {
+        gid =
+            Users.group(g)
+                .orElseThrow(
+                    () -> new IllegalArgumentException("no group named " + JsonString.quote(g)));
+      }
+      return new Users.Ids(uid, gid);
+    }
+
+    private static boolean isNumber(String s) {
+      return s.chars().allMatch(Character::isDigit);
+    }
+
+    private static int parse(String s) {
+      try {
+        return Integer.parseInt(s);
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException(s + " is not an id (0 to " + Integer.MAX_VALUE + ")");
+      }
+    }
   }
 
   /** Parses auto, cgroup-v1, cgroup-v2, sampler, none. */

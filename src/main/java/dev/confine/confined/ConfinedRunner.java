@@ -1,7 +1,5 @@
 package dev.confine.confined;
 
-import static java.nio.file.LinkOption.NOFOLLOW_LINKS;
-
 import dev.confine.Enforcement;
 import dev.confine.EnforcementReporter;
 import dev.confine.ExecOptions;
@@ -18,10 +16,10 @@ import dev.confine.linux.ConfinementException;
 import dev.confine.linux.ConfinementThreads;
 import dev.confine.linux.ConfinementThreads.Confinement;
 import dev.confine.linux.ConfinementThreads.Network;
-import dev.confine.linux.Directories;
+import dev.confine.linux.Credentials;
 import dev.confine.linux.Landlock;
 import dev.confine.linux.NativeAccess;
-import dev.confine.linux.SeccompNetDeny;
+import dev.confine.linux.SeccompFilter;
 import dev.confine.linux.ThreadNamespaces;
 import dev.confine.local.EngineSession;
 import dev.confine.local.ExecOutcomes;
@@ -34,21 +32,16 @@ import dev.confine.session.ProcessRegistry;
 import dev.confine.session.ProcessSession;
 import dev.confine.session.ProcessSpec;
 import java.io.IOException;
-import java.nio.file.DirectoryIteratorException;
-import java.nio.file.DirectoryStream;
-import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
-import java.nio.file.SecureDirectoryStream;
-import java.nio.file.attribute.BasicFileAttributeView;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentLinkedDeque;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 /**
@@ -56,33 +49,42 @@ import java.util.function.Supplier;
  * helper binary, rootless, with more as root:
  *
  * <ul>
- *   <li>Filesystem write bounds (Landlock, at the highest ABI the kernel offers): writes, file
- *       creation, removal, links and renames (refer), truncation and device ioctls are allowed only
- *       beneath the root, the {@linkplain Builder#writablePaths writable paths}, {@code /dev/null},
- *       {@code /dev/tty}, {@code /dev/pts} and a private scratch directory passed as {@code TMPDIR}
- *       (one per exec in flight, emptied afterwards and then reused). Reads and execution stay
- *       open. On Landlock ABI 6 and newer the children also cannot signal processes outside their
- *       domain (the JVM) or connect to its abstract unix sockets.
- *   <li>{@link NetMode#DENY_ALL}: a seccomp filter refuses {@code socket} for AF_INET, AF_INET6 and
- *       AF_PACKET (EACCES) and {@code io_uring_setup} (EPERM); AF_UNIX keeps working. As root
- *       (unless {@linkplain Builder#rootless rootless} is forced) the children get a private
- *       network namespace instead, with only loopback, up: they see only {@code lo}, can serve and
- *       connect on it, and reach nothing else; the filter still refuses AF_PACKET sockets, io_uring
- *       and the x32 ABI.
+ *   <li>Filesystem bounds (Landlock, at the highest ABI the kernel offers): writes, file creation,
+ *       removal, links and renames (refer), truncation and device ioctls are allowed only beneath
+ *       the root, the {@linkplain Builder#writablePaths writable paths} (resolved once, when the
+ *       runner is built), the harmless devices ({@code /dev/null}, {@code /dev/zero}, {@code
+ *       /dev/full}, {@code /dev/random}, {@code /dev/urandom}), {@code /dev/tty}, a session's own
+ *       pty and a private scratch directory passed as {@code TMPDIR} (one per exec in flight,
+ *       emptied afterwards and then reused). Reads are allowed everywhere except in the device
+ *       directories ({@code /dev}, every devtmpfs and devpts mount), where only those devices,
+ *       {@code /dev/ptmx}, {@code /dev/shm} and {@code /dev/mqueue} remain: no other terminal,
+ *       console, disk or input device can be opened. Execution stays open. On Landlock ABI 6 and
+ *       newer the children also cannot signal processes outside their domain (the JVM) or connect
+ *       to its abstract unix sockets.
+ *   <li>No capabilities: every child starts with empty capability sets, bounding set included as
+ *       root, and cannot gain any at exec ({@link Credentials}); optionally as another user
+ *       ({@linkplain Builder#runAs run as}, root only).
+ *   <li>A seccomp filter in every mode refuses the calls that act on another process by pid
+ *       (prlimit64, setpriority, sched_setaffinity and the like) unless they name the caller, and
+ *       the terminal-injection ioctls TIOCSTI and TIOCLINUX ({@link SeccompFilter}).
+ *   <li>{@link NetMode#DENY_ALL}: the filter refuses {@code socket} for every family but AF_UNIX
+ *       (EACCES) and {@code io_uring_setup} (EPERM). As root (unless {@linkplain Builder#rootless
+ *       rootless} is forced) the children get a private network namespace instead, with only
+ *       loopback, up: they see only {@code lo}, can serve and connect on it, and reach nothing
+ *       else; the filter keeps AF_INET, AF_INET6 and NETLINK_ROUTE there and refuses every other
+ *       family and io_uring.
  *   <li>{@linkplain Builder#readOnlyHost Read-only host} (root, on request): a private mount
  *       namespace in which every mount is read-only except the writable paths, so that what
  *       Landlock does not cover (chmod, chown, extended attributes, timestamps) is refused outside
  *       them too (EROFS).
  * </ul>
  *
- * <p>With namespaces the children also lose CAP_SYS_ADMIN from their bounding set, so a child
- * running as root cannot {@code setns} back into the host's namespaces or remount.
- *
- * <p>Both mechanisms need no_new_privs: <b>setuid and file-capability programs (sudo, su, ping on
- * some systems) lose their privileges inside</b>. ALLOW_LIST and PROXY need the network proxy and
- * are NOT_AVAILABLE; memory, CPU and process caps are NOT_AVAILABLE in this version (see {@link
- * #exec}). A host without Landlock runs nothing (NOT_AVAILABLE, with the reason). {@link
- * #capabilities()} says which mechanism holds on this host and why the others do not.
+ * <p>Landlock and seccomp need no_new_privs: <b>setuid and file-capability programs (sudo, su, ping
+ * on some systems) lose their privileges inside</b>. ALLOW_LIST and PROXY need the network proxy
+ * and are NOT_AVAILABLE; memory, CPU and process caps are NOT_AVAILABLE in this version (see {@link
+ * #exec}). A host without Landlock or seccomp filters runs nothing (NOT_AVAILABLE, with the
+ * reason). {@link #capabilities()} says which mechanism holds on this host and why the others do
+ * not.
  *
  * <p>It manages sessions ({@link ProcessManager}) under the same confinement as its execs; a
  * session's private TMPDIR lives until the session is closed.
@@ -92,18 +94,20 @@ import java.util.function.Supplier;
  * Thread-safe.
  */
 public final class ConfinedRunner implements Runner, EnforcementReporter, ProcessManager {
-  private static final List<String> DEVICES = List.of("/dev/null", "/dev/tty", "/dev/pts");
+  // A session's own pty is added for its spawn alone (ConfinementThreads.spawn); /dev/tty opens
+  // the caller's controlling terminal, which is that pty or nothing.
+  private static final List<String> DEVICES =
+      List.of("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty");
 
   private final Path root;
   private final List<String> writablePaths;
   private final boolean rootless;
   private final boolean readOnlyHost;
-  private final Path scratch;
+  private final Credentials.User user; // null: this JVM's user
+  private final ScratchDirectories scratch;
   private final long defaultMaxOutputBytes;
   private final HostEnvironment hostEnvironment;
   private final Enforcement enforcement;
-  private final AtomicLong execs = new AtomicLong();
-  private final ConcurrentLinkedDeque<Path> idleScratch = new ConcurrentLinkedDeque<>();
   // Built once per network: sorting the paths cost ~18 us per exec.
   private final Map<Network, Confinement> confinements =
       Collections.synchronizedMap(new EnumMap<>(Network.class));
@@ -114,27 +118,25 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
       List<String> writablePaths,
       boolean rootless,
       boolean readOnlyHost,
-      Path scratch,
+      Credentials.User user,
+      ScratchDirectories scratch,
       long defaultMaxOutputBytes,
       Supplier<Map<String, String>> hostEnvironment) {
     this.root = root;
     this.writablePaths = writablePaths;
     this.rootless = rootless;
     this.readOnlyHost = readOnlyHost;
+    this.user = user;
     this.scratch = scratch;
     this.defaultMaxOutputBytes = defaultMaxOutputBytes;
     this.hostEnvironment = new HostEnvironment(hostEnvironment);
-    boolean landlock = NativeAccess.isAvailable() && Landlock.abi() > 0;
     this.enforcement =
-        !NativeAccess.isAvailable()
+        !NativeAccess.isAvailable() || noConfinement().isPresent()
             ? Enforcement.NONE
             : Enforcement.builder()
                 .envAllowList(true)
-                .filesystemBounds(landlock)
-                .netModes(
-                    landlock && SeccompNetDeny.isAvailable()
-                        ? new NetMode[] {NetMode.DENY_ALL}
-                        : new NetMode[0])
+                .filesystemBounds(true)
+                .netModes(NetMode.DENY_ALL)
                 .build();
   }
 
@@ -163,6 +165,15 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
     return readOnlyHost;
   }
 
+  /** Why nothing can run confined on this host (no Landlock, no seccomp filters), or empty. */
+  private static Optional<String> noConfinement() {
+    Optional<String> noLandlock = Landlock.unavailabilityCause();
+    if (noLandlock.isPresent()) {
+      return Optional.of("needs Landlock: " + noLandlock.get());
+    }
+    return SeccompFilter.unavailabilityCause().map(why -> "needs seccomp filters: " + why);
+  }
+
   /**
    * How {@link NetMode#DENY_ALL} is enforced here: a private network namespace as root (unless
    * rootless is forced), else the seccomp filter.
@@ -174,9 +185,9 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
   }
 
   /**
-   * Environment allow-list; filesystem bounds where Landlock works; {@link NetMode#DENY_ALL} where
-   * Landlock and seccomp filters both work. No resource caps. Which mechanisms hold, and why the
-   * others do not: {@link #capabilities()}.
+   * Environment allow-list, filesystem bounds and {@link NetMode#DENY_ALL} where Landlock and
+   * seccomp filters both work (nothing otherwise: nothing runs without them). No resource caps.
+   * Which mechanisms hold, and why the others do not: {@link #capabilities()}.
    */
   @Override
   public Enforcement enforcement() {
@@ -185,61 +196,86 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
 
   /**
    * Every dimension, whether it holds for this runner on this host, and by which mechanism or why
-   * not: filesystem bounds (the Landlock ABI), signal scoping, the network modes (a namespace or
-   * seccomp, and why not a namespace), the read-only host, no_new_privs and its consequence, caps.
+   * not: filesystem bounds (the Landlock ABI, the resolved writable paths), terminals,
+   * capabilities, the user the children run as, other processes, signal scoping, the network modes
+   * (a namespace or seccomp, the socket families, and why not a namespace), the read-only host,
+   * no_new_privs and its consequence, caps.
    */
   public List<HostCapability> capabilities() {
     List<HostCapability> rows = new ArrayList<>();
     String engine = NativeAccess.unavailabilityCause().orElse(null);
     if (engine != null) {
-      for (String d :
-          List.of(
-              "spawn",
-              "env",
-              "filesystem bounds",
-              "signal scoping",
-              "net deny_all",
-              "net allow_list",
-              "net proxy",
-              "read-only host",
-              "no_new_privs",
-              "memory",
-              "cpu",
-              "pids",
-              "tree kill",
-              "disk")) {
+      for (String d : DIMENSIONS) {
         rows.add(new HostCapability(d, false, engine));
       }
       return rows;
     }
-    String noLandlock =
-        Landlock.unavailabilityCause().map(w -> "needs Landlock: " + w).orElse(null);
+    String none = noConfinement().orElse(null);
     int abi = Landlock.abi();
     rows.add(
         new HostCapability(
             "spawn",
-            noLandlock == null,
-            noLandlock == null
+            none == null,
+            none == null
                 ? "posix_spawn through FFM on a dedicated confinement thread; pidfd + epoll reaping"
-                : "nothing runs without Landlock: " + noLandlock));
+                : "nothing runs: " + none));
     rows.add(new HostCapability("env", true, "explicit environment"));
     rows.add(
-        noLandlock != null
-            ? new HostCapability("filesystem bounds", false, noLandlock)
+        none != null
+            ? new HostCapability("filesystem bounds", false, none)
             : new HostCapability(
                 "filesystem bounds",
                 true,
                 "Landlock ABI "
                     + abi
-                    + ": writes only beneath the root, the writable paths, /dev/null, /dev/tty,"
-                    + " /dev/pts and a private TMPDIR"
+                    + ": writes only beneath the root ("
+                    + root
+                    + ")"
+                    + (writablePaths.isEmpty()
+                        ? ""
+                        : ", the writable paths (resolved: "
+                            + String.join(", ", writablePaths)
+                            + ")")
+                    + ", "
+                    + String.join(", ", DEVICES)
+                    + ", a session's own pty and a private TMPDIR"
                     + (abi >= 2 ? "; links and renames across the bound refused" : "")
                     + (abi >= 3 ? "; truncation" : "; truncation NOT covered (needs ABI 3)")
                     + (abi >= 5 ? "; device ioctls" : "; device ioctls NOT covered (needs ABI 5)")
-                    + "; reads and execution open"));
+                    + "; reads everywhere but the device directories (/dev and every devtmpfs or"
+                    + " devpts mount: only null, zero, full, random, urandom, tty, ptmx, shm and"
+                    + " mqueue there); execution open; metadata (chmod, chown, xattrs, timestamps)"
+                    + " NOT covered outside a read-only host"));
     rows.add(
-        noLandlock != null
-            ? new HostCapability("signal scoping", false, noLandlock)
+        none != null
+            ? new HostCapability("terminals", false, none)
+            : new HostCapability(
+                "terminals",
+                true,
+                "a session's children open only its own pty and /dev/tty (their controlling"
+                    + " terminal); no other terminal, console or device of the device directories"
+                    + " can be read or written (Landlock); ioctl TIOCSTI and TIOCLINUX refused on"
+                    + " every fd (seccomp); programs that make ptys of their own (script, tmux,"
+                    + " expect) cannot open them, since Landlock cannot tell those from other"
+                    + " terminals; device nodes outside the device directories (in a chroot's dev"
+                    + " directory, say) keep their own permissions"));
+    rows.add(capabilitiesRow(none));
+    rows.add(userRow(none));
+    rows.add(
+        none != null
+            ? new HostCapability("other processes", false, none)
+            : new HostCapability(
+                "other processes",
+                true,
+                "seccomp refuses (EPERM) prlimit64, sched_setaffinity, sched_setscheduler,"
+                    + " sched_setparam, sched_setattr, migrate_pages and move_pages for any pid but"
+                    + " 0 (the caller: a program that names its own pid is refused too),"
+                    + " setpriority and ioprio_set for anything but the caller's own process or"
+                    + " process group, and kcmp; Landlock refuses ptrace and reading another"
+                    + " process's memory, environment or maps outside the sandbox"));
+    rows.add(
+        none != null
+            ? new HostCapability("signal scoping", false, none)
             : abi >= 6
                 ? new HostCapability(
                     "signal scoping",
@@ -254,7 +290,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
                     "needs Landlock ABI 6 (this kernel has "
                         + abi
                         + "): children can signal the JVM"));
-    rows.add(netDenyRow(noLandlock));
+    rows.add(netDenyRow(none));
     for (NetMode m : List.of(NetMode.ALLOW_LIST, NetMode.PROXY)) {
       rows.add(
           new HostCapability(
@@ -262,10 +298,10 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
               false,
               "needs the network proxy (not built yet)"));
     }
-    rows.add(readOnlyHostRow(noLandlock));
+    rows.add(readOnlyHostRow(none));
     rows.add(
-        noLandlock != null
-            ? new HostCapability("no_new_privs", false, noLandlock)
+        none != null
+            ? new HostCapability("no_new_privs", false, none)
             : new HostCapability(
                 "no_new_privs",
                 true,
@@ -284,22 +320,90 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
     return rows;
   }
 
-  private HostCapability netDenyRow(String noLandlock) {
-    if (noLandlock != null) {
-      return new HostCapability("net deny_all", false, noLandlock);
+  private static final List<String> DIMENSIONS =
+      List.of(
+          "spawn",
+          "env",
+          "filesystem bounds",
+          "terminals",
+          "capabilities",
+          "user",
+          "other processes",
+          "signal scoping",
+          "net deny_all",
+          "net allow_list",
+          "net proxy",
+          "read-only host",
+          "no_new_privs",
+          "memory",
+          "cpu",
+          "pids",
+          "tree kill",
+          "disk");
+
+  private static HostCapability capabilitiesRow(String none) {
+    if (none != null) {
+      return new HostCapability("capabilities", false, none);
     }
-    Optional<String> noSeccomp = SeccompNetDeny.unavailabilityCause();
-    if (noSeccomp.isPresent()) {
-      return new HostCapability("net deny_all", false, "needs seccomp: " + noSeccomp.get());
+    return Credentials.canClearBoundingSet()
+        ? new HostCapability(
+            "capabilities",
+            true,
+            "none: every child starts with empty bounding, ambient, inheritable, permitted and"
+                + " effective sets (cleared on its confinement thread alone), securebits NOROOT"
+                + " and NO_CAP_AMBIENT_RAISE locked, so not even uid 0 gains any at exec")
+        : new HostCapability(
+            "capabilities",
+            true,
+            "none: the children's ambient, inheritable, permitted and effective sets are empty;"
+                + " the bounding set stays (this JVM lacks CAP_SETPCAP) and no_new_privs keeps"
+                + " setuid and file-capability programs from granting any");
+  }
+
+  private HostCapability userRow(String none) {
+    if (none != null) {
+      return new HostCapability("user", false, none);
+    }
+    int jvm = Credentials.processUid();
+    if (user != null) {
+      return jvm == 0
+          ? new HostCapability(
+              "user",
+              true,
+              "children run as uid "
+                  + user.uid()
+                  + ", gid "
+                  + user.gid()
+                  + " (supplementary groups: "
+                  + user.gid()
+                  + " only), switched on their confinement thread alone; the JVM stays uid 0")
+          : new HostCapability(
+              "user",
+              false,
+              "running as another user needs root (this JVM runs as uid " + jvm + ")");
+    }
+    return new HostCapability(
+        "user",
+        false,
+        "children run as this JVM's user, uid "
+            + jvm
+            + (jvm == 0 ? " (without capabilities); runAs(uid, gid) or --user to change it" : ""));
+  }
+
+  private HostCapability netDenyRow(String none) {
+    if (none != null) {
+      return new HostCapability("net deny_all", false, none);
     }
     if (denyAllNetwork() == Network.NAMESPACE) {
       return new HostCapability(
           "net deny_all",
           true,
-          "private network namespace (only lo, up; loopback works inside); seccomp refuses"
-              + " AF_PACKET sockets, io_uring and the x32 ABI; children lose CAP_SYS_ADMIN, so"
-              + " they cannot setns out; unix sockets on the filesystem (host daemons') stay"
-              + " reachable");
+          "private network namespace (only lo, up; loopback works inside); socket families "
+              + String.join(", ", SeccompFilter.socketFamilies(Network.NAMESPACE))
+              + " only (INET reaches only the namespace's loopback, NETLINK_ROUTE only its"
+              + " interfaces; every other family, VSOCK, PACKET and XDP among them, refused with"
+              + " EACCES), io_uring refused (EPERM); children have no capabilities, so they cannot"
+              + " setns out; unix sockets on the filesystem (host daemons') stay reachable");
     }
     String whyNoNamespace =
         rootless
@@ -308,16 +412,19 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
     return new HostCapability(
         "net deny_all",
         true,
-        "seccomp: AF_INET, AF_INET6 and AF_PACKET sockets refused (EACCES, loopback too),"
-            + " io_uring (EPERM) and the x32 ABI; AF_UNIX works (host daemons' sockets stay"
-            + " reachable); no network namespace ("
+        "seccomp: socket family "
+            + String.join(", ", SeccompFilter.socketFamilies(Network.SECCOMP))
+            + " only (every other family, INET, INET6, VSOCK, NETLINK, PACKET and XDP among them,"
+            + " refused with EACCES, loopback too), io_uring refused"
+            + " (EPERM); host daemons' unix sockets on the filesystem stay reachable; no network"
+            + " namespace ("
             + whyNoNamespace
             + ")");
   }
 
-  private HostCapability readOnlyHostRow(String noLandlock) {
-    if (noLandlock != null) {
-      return new HostCapability("read-only host", false, noLandlock);
+  private HostCapability readOnlyHostRow(String none) {
+    if (none != null) {
+      return new HostCapability("read-only host", false, none);
     }
     if (rootless) {
       return new HostCapability(
@@ -345,12 +452,12 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
   /**
    * Runs {@code command} as {@link LocalRunner#exec} does, under the confinement.
    *
-   * @throws SandboxException NOT_AVAILABLE when Landlock is unavailable, when the host is to be
+   * @throws SandboxException NOT_AVAILABLE when Landlock or seccomp filters are unavailable, when
+   *     the children are to run as another user and this JVM is not root, when the host is to be
    *     read-only and this JVM cannot make a private mount namespace (not root), for ALLOW_LIST and
-   *     PROXY (they need the network proxy, not built yet), for DENY_ALL without seccomp, and for
-   *     memory, CPU and process caps: v1 cgroup placement has the spawning thread write cgroup
-   *     files, which its Landlock domain forbids, and the caps are not wired to confinement threads
-   *     yet
+   *     PROXY (they need the network proxy, not built yet), and for memory, CPU and process caps:
+   *     v1 cgroup placement has the spawning thread write cgroup files, which its Landlock domain
+   *     forbids, and the caps are not wired to confinement threads yet
    */
   @Override
   public ExecResult exec(String command, List<String> args, ExecOptions options) {
@@ -363,7 +470,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
             : Long.MAX_VALUE;
     Confinement confinement = confinement(checkPolicy(opts));
     Path workDir = ExecOutcomes.workDir(root, cmd, opts);
-    Path tmp = takeScratch(cmd);
+    Path tmp = scratch.take(cmd);
     try {
       try {
         return ExecOutcomes.run(
@@ -377,7 +484,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
         throw notApplied(cmd, e);
       }
     } finally {
-      giveBackScratch(tmp);
+      scratch.giveBack(tmp);
     }
   }
 
@@ -406,7 +513,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
     String cmd = request.command();
     Confinement confinement = confinement(checkPolicy(opts));
     Path workDir = ExecOutcomes.workDir(root, cmd, opts);
-    Path tmp = takeScratch(cmd);
+    Path tmp = scratch.take(cmd);
     try {
       return EngineSession.start(
           spec,
@@ -414,12 +521,12 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
           environment(opts, tmp),
           s -> ConfinementThreads.spawn(confinement, s),
           ExecOutcomes.outputCap(opts, defaultMaxOutputBytes),
-          () -> giveBackScratch(tmp));
+          () -> scratch.giveBack(tmp));
     } catch (ConfinementException e) {
-      giveBackScratch(tmp);
+      scratch.giveBack(tmp);
       throw notApplied(cmd, e);
     } catch (RuntimeException e) {
-      giveBackScratch(tmp);
+      scratch.giveBack(tmp);
       throw e;
     }
   }
@@ -431,9 +538,18 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
             why -> {
               throw unavailable(why);
             });
-    Optional<String> noLandlock = Landlock.unavailabilityCause();
-    if (noLandlock.isPresent()) {
-      throw unavailable("filesystem bounds need Landlock: " + noLandlock.get());
+    noConfinement()
+        .ifPresent(
+            why -> {
+              throw unavailable("the confinement " + why);
+            });
+    if (user != null && Credentials.processUid() != 0) {
+      throw unavailable(
+          "running children as uid "
+              + user.uid()
+              + " needs root (this JVM runs as uid "
+              + Credentials.processUid()
+              + ")");
     }
     if (readOnlyHost) {
       ThreadNamespaces.mountUnavailabilityCause()
@@ -446,14 +562,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
     Network network =
         switch (mode) {
           case DEFAULT -> Network.HOST;
-          case DENY_ALL -> {
-            SeccompNetDeny.unavailabilityCause()
-                .ifPresent(
-                    why -> {
-                      throw unavailable("net policy DENY_ALL needs seccomp: " + why);
-                    });
-            yield denyAllNetwork();
-          }
+          case DENY_ALL -> denyAllNetwork();
           case ALLOW_LIST, PROXY ->
               throw unavailable("net policy " + mode + " needs the network proxy (not built yet)");
         };
@@ -482,100 +591,6 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
         e);
   }
 
-  /**
-   * An empty scratch directory for one exec: an idle one of an earlier exec, else a new one. Reuse
-   * saves a mkdir and an rmdir per exec (about 0.25 ms on an ext4 /tmp mounted with discard, a
-   * tenth of an exec).
-   */
-  private Path takeScratch(String cmd) {
-    Path tmp = idleScratch.pollFirst();
-    if (tmp != null) {
-      return tmp;
-    }
-    tmp = scratch.resolve("exec-" + execs.incrementAndGet());
-    try {
-      Files.createDirectory(tmp);
-    } catch (IOException e) {
-      throw new SandboxException(
-          Kind.INTERNAL, "sandbox: exec " + cmd + ": scratch directory " + tmp + ": " + e, e);
-    }
-    tmp.toFile().deleteOnExit(); // runs before the parent's, registered earlier
-    return tmp;
-  }
-
-  /**
-   * Empties {@code tmp} once its exec is over (nothing the exec started is running any more) and
-   * keeps it for a later exec; a directory that cannot be emptied is not reused. The common case,
-   * an exec that left nothing, costs one open and one getdents64.
-   */
-  private void giveBackScratch(Path tmp) {
-    if (Directories.isEmpty(tmp) || emptyWithoutFollowing(tmp)) {
-      idleScratch.addFirst(tmp);
-    }
-  }
-
-  /**
-   * Deletes what an exec left in {@code tmp} and says whether it is an empty directory now. Every
-   * step is relative to an open directory and follows no symbolic link: the scratch parent is
-   * writable by confined children (it holds every exec's TMPDIR), so a child may have replaced
-   * {@code tmp} or anything beneath it with a link to where this unconfined JVM must not delete.
-   * The parent itself cannot be replaced (its own parent is not writable to them).
-   */
-  private boolean emptyWithoutFollowing(Path tmp) {
-    Path name = tmp.getFileName();
-    try (DirectoryStream<Path> parent = Files.newDirectoryStream(scratch)) {
-      if (!(parent instanceof SecureDirectoryStream<Path> sp)) {
-        return false; // no openat on this platform: never reused, removed at exit
-      }
-      if (!isDirectory(sp, name)) {
-        sp.deleteFile(name); // a link or file in its place: removed, the name not reused
-        return false;
-      }
-      try (SecureDirectoryStream<Path> dir = sp.newDirectoryStream(name, NOFOLLOW_LINKS)) {
-        deleteContents(dir, 0);
-      }
-      try (SecureDirectoryStream<Path> dir = sp.newDirectoryStream(name, NOFOLLOW_LINKS)) {
-        return !dir.iterator().hasNext();
-      }
-    } catch (IOException | DirectoryIteratorException e) {
-      return false;
-    }
-  }
-
-  // Deeper trees are left (and the directory not reused): each level holds an open directory.
-  private static final int MAX_SCRATCH_DEPTH = 64;
-
-  private static void deleteContents(SecureDirectoryStream<Path> dir, int depth) {
-    List<Path> names = new ArrayList<>();
-    for (Path entry : dir) {
-      names.add(entry.getFileName());
-    }
-    for (Path n : names) {
-      try {
-        if (isDirectory(dir, n)) {
-          if (depth >= MAX_SCRATCH_DEPTH) {
-            continue;
-          }
-          try (SecureDirectoryStream<Path> sub = dir.newDirectoryStream(n, NOFOLLOW_LINKS)) {
-            deleteContents(sub, depth + 1);
-          }
-          dir.deleteDirectory(n);
-        } else {
-          dir.deleteFile(n);
-        }
-      } catch (IOException | DirectoryIteratorException e) {
-        // best effort: what is left keeps the directory from being reused
-      }
-    }
-  }
-
-  private static boolean isDirectory(SecureDirectoryStream<Path> dir, Path name)
-      throws IOException {
-    return dir.getFileAttributeView(name, BasicFileAttributeView.class, NOFOLLOW_LINKS)
-        .readAttributes()
-        .isDirectory();
-  }
-
   private Confinement confinement(Network network) {
     return confinements.computeIfAbsent(network, this::makeConfinement);
   }
@@ -584,9 +599,9 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
     List<String> writable = new ArrayList<>();
     writable.add(root.toString());
     writable.addAll(writablePaths);
-    writable.add(scratch.toString());
+    writable.add(scratch.parent().toString());
     writable.addAll(DEVICES);
-    return new Confinement(writable, network, readOnlyHost);
+    return new Confinement(writable, network, readOnlyHost, user, null);
   }
 
   private static SandboxException unavailable(String why) {
@@ -610,6 +625,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
     private final List<String> writable = new ArrayList<>();
     private boolean rootless;
     private boolean readOnlyHost;
+    private Credentials.User user;
     private long maxOutputBytes = LocalRunner.DEFAULT_MAX_OUTPUT_BYTES;
     private Supplier<Map<String, String>> hostEnvironment = System::getenv;
 
@@ -617,7 +633,13 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
       this.rootDir = rootDir;
     }
 
-    /** Paths beyond the root where the children may write (they must exist). */
+    /**
+     * Paths beyond the root where the children may write. Each must exist, and is resolved once,
+     * when the runner is built (symbolic links followed); {@link ConfinedRunner#writablePaths()}
+     * and {@code confine doctor --confined} show the result. A path named inside the root or inside
+     * another writable path must resolve inside it too (else VALIDATION): a link planted there by a
+     * confined child must not make its target writable.
+     */
     public Builder writablePaths(String... paths) {
       writable.addAll(List.of(paths));
       return this;
@@ -649,6 +671,25 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
       return this;
     }
 
+    /**
+     * Runs the children as user {@code uid} and group {@code gid} (the only supplementary group),
+     * while the JVM keeps its own: the confinement threads switch themselves with the per-thread
+     * system calls. Needs root: without it every exec is NOT_AVAILABLE with the reason. The private
+     * TMPDIR belongs to that user; the root and the writable paths must be writable by it where the
+     * children are to write (their own permissions apply).
+     *
+     * @throws SandboxException VALIDATION for a negative id
+     */
+    public Builder runAs(int uid, int gid) {
+      if (uid < 0 || gid < 0) {
+        throw new SandboxException(
+            Kind.VALIDATION,
+            "sandbox: runAs needs a user and group id of 0 or more, not " + uid + ":" + gid);
+      }
+      this.user = new Credentials.User(uid, gid);
+      return this;
+    }
+
     /** Where the host environment comes from (default: this JVM's); for tests. */
     Builder hostEnvironment(Supplier<Map<String, String>> hostEnvironment) {
       this.hostEnvironment = hostEnvironment;
@@ -656,11 +697,77 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
     }
 
     /**
+     * The writable paths, each resolved once (symbolic links followed). A path named inside the
+     * root or inside another writable path, trees a confined child may write to, must resolve
+     * inside that tree as well: a link a child planted there must not widen the bounds.
+     */
+    private List<String> resolveWritable(Path resolvedRoot) {
+      Path lexicalRoot = Path.of(rootDir).toAbsolutePath().normalize();
+      Map<Path, Path> named = new LinkedHashMap<>(); // lexical -> resolved
+      for (String w : writable) {
+        if (w == null || w.isEmpty()) {
+          throw new SandboxException(Kind.VALIDATION, "sandbox: empty writable path");
+        }
+        Path lexical;
+        Path real;
+        try {
+          lexical = Path.of(w).toAbsolutePath().normalize();
+          real = lexical.toRealPath();
+        } catch (IOException | InvalidPathException e) {
+          throw new SandboxException(
+              Kind.VALIDATION, "sandbox: writable path " + w + " does not exist", e);
+        }
+        named.put(lexical, real);
+      }
+      Map<Path, Path> trees = new LinkedHashMap<>(named);
+      trees.put(lexicalRoot, resolvedRoot);
+      for (Map.Entry<Path, Path> w : named.entrySet()) {
+        for (Map.Entry<Path, Path> tree : trees.entrySet()) {
+          if (tree.getKey().equals(w.getKey())) {
+            continue;
+          }
+          boolean namedInside =
+              w.getKey().startsWith(tree.getKey()) || w.getKey().startsWith(tree.getValue());
+          if (namedInside && !w.getValue().startsWith(tree.getValue())) {
+            throw new SandboxException(
+                Kind.VALIDATION,
+                "sandbox: writable path "
+                    + w.getKey()
+                    + " resolves to "
+                    + w.getValue()
+                    + ", outside "
+                    + tree.getValue()
+                    + " where it is named: a symbolic link in a tree confined children can"
+                    + " write may have been planted by one; name "
+                    + w.getValue()
+                    + " itself if that is what you mean");
+          }
+        }
+      }
+      List<String> out = new ArrayList<>();
+      for (Path real : named.values()) {
+        if (!out.contains(real.toString())) {
+          out.add(real.toString());
+        }
+      }
+      return out;
+    }
+
+    private static List<Path> union(Path root, List<String> writable) {
+      List<Path> all = new ArrayList<>();
+      all.add(root);
+      writable.forEach(w -> all.add(Path.of(w)));
+      return all;
+    }
+
+    /**
      * The runner. Also starts the engine's threads from this (unconfined) thread, before any
      * confinement thread can exist.
      *
      * @throws SandboxException VALIDATION when the root is null or empty, a writable path does not
-     *     exist, or both rootless and readOnlyHost are set (a read-only host needs a mount
+     *     exist or resolves outside the tree it is named in (see {@link #writablePaths}), the root
+     *     or a writable path lies in a device directory (other than /dev/null, /dev/shm and the
+     *     like), or both rootless and readOnlyHost are set (a read-only host needs a mount
      *     namespace); INTERNAL when the scratch directory cannot be created
      */
     public ConfinedRunner build() {
@@ -673,34 +780,27 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
             "sandbox: a read-only host needs a private mount namespace, which rootless mode does"
                 + " not use");
       }
-      List<String> resolved = new ArrayList<>();
-      for (String w : writable) {
-        if (w == null || w.isEmpty()) {
-          throw new SandboxException(Kind.VALIDATION, "sandbox: empty writable path");
-        }
-        try {
-          resolved.add(Path.of(w).toAbsolutePath().toRealPath().toString());
-        } catch (IOException e) {
-          throw new SandboxException(
-              Kind.VALIDATION, "sandbox: writable path " + w + " does not exist", e);
+      Path resolvedRoot = RootedPaths.resolveRoot(rootDir);
+      List<String> resolved = resolveWritable(resolvedRoot);
+      if (NativeAccess.isAvailable()) {
+        for (Path p : union(resolvedRoot, resolved)) {
+          Landlock.deviceDirectoryRefusal(p.toString())
+              .ifPresent(
+                  why -> {
+                    throw new SandboxException(Kind.VALIDATION, "sandbox: " + why);
+                  });
         }
       }
-      Path scratch;
-      try {
-        scratch = Files.createTempDirectory("confine-scratch-").toRealPath();
-        scratch.toFile().deleteOnExit();
-      } catch (IOException e) {
-        throw new SandboxException(
-            Kind.INTERNAL, "sandbox: cannot create the scratch directory: " + e, e);
-      }
+      ScratchDirectories scratch = ScratchDirectories.create(user);
       if (NativeAccess.isAvailable()) {
         ConfinementThreads.startEngineThreads();
       }
       return new ConfinedRunner(
-          RootedPaths.resolveRoot(rootDir),
+          resolvedRoot,
           List.copyOf(resolved),
           rootless,
           readOnlyHost,
+          user,
           scratch,
           maxOutputBytes,
           hostEnvironment);

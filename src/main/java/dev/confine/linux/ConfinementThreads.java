@@ -2,7 +2,6 @@ package dev.confine.linux;
 
 import dev.confine.linux.libc.LibC;
 import java.lang.foreign.Arena;
-import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -58,15 +57,31 @@ public final class ConfinementThreads {
   }
 
   /**
-   * A confinement: writes allowed only beneath {@code writable} (sorted, distinct absolute paths),
-   * how the network is isolated, and whether every other mount is read-only in a private mount
-   * namespace (root).
+   * A confinement: writes allowed only beneath {@code writable} (sorted, distinct absolute paths
+   * without symbolic links), how the network is isolated, whether every other mount is read-only in
+   * a private mount namespace (root), the user the children run as (null: this JVM's), and the
+   * session pty the children may use (null: none; see {@link #spawn}).
    */
-  public record Confinement(List<String> writable, Network network, boolean readOnlyHost) {
+  public record Confinement(
+      List<String> writable,
+      Network network,
+      boolean readOnlyHost,
+      Credentials.User user,
+      String terminal) {
     /** Sorts and de-duplicates the paths. */
     public Confinement {
       writable = List.copyOf(new TreeSet<>(writable));
       Objects.requireNonNull(network, "network");
+    }
+
+    /** A confinement as this JVM's user and with no pty. */
+    public Confinement(List<String> writable, Network network, boolean readOnlyHost) {
+      this(writable, network, readOnlyHost, null, null);
+    }
+
+    /** This confinement with {@code terminal} as its children's pty. */
+    Confinement withTerminal(String terminal) {
+      return new Confinement(writable, network, readOnlyHost, user, terminal);
     }
   }
 
@@ -92,7 +107,7 @@ public final class ConfinementThreads {
       ProcCapsWatcher.startSharedThread();
       try {
         for (Class<?> c :
-            List.of(CapWatch.class, PlacementThread.class, Landlock.class, SeccompNetDeny.class)) {
+            List.of(CapWatch.class, PlacementThread.class, Landlock.class, SeccompFilter.class)) {
           Class.forName(c.getName(), true, c.getClassLoader());
         }
         ThreadNamespaces.networkUnavailabilityCause(); // its probe starts a thread
@@ -128,6 +143,17 @@ public final class ConfinementThreads {
    * @throws ErrnoException when the spawn itself fails
    */
   public static Spawner.Spawned spawn(Confinement confinement, SpawnSpec spec) {
+    if (spec.terminal() != null && !spec.terminal().equals(confinement.terminal())) {
+      // The session's own pty is the one terminal its children may open: a thread of its own,
+      // confined with that pty in its bounds, spawns it and ends.
+      if (confinement.user() != null) {
+        int r = Syscalls.lchown(spec.terminal(), confinement.user().uid(), -1);
+        if (r < 0) {
+          throw new ErrnoException("chown " + spec.terminal(), -r);
+        }
+      }
+      return submit(confinement.withTerminal(spec.terminal()), spec, null).await();
+    }
     return submit(confinement, spec, null).await();
   }
 
@@ -172,6 +198,14 @@ public final class ConfinementThreads {
   }
 
   private static Worker worker(Confinement confinement) {
+    if (confinement.terminal() != null) {
+      if (isConfinementThread()) {
+        throw new IllegalStateException("a confinement thread must not create threads");
+      }
+      Worker once = new Worker(confinement, true); // not pooled: no other spawn has this pty
+      once.thread.start();
+      return once;
+    }
     synchronized (POOL) {
       Worker w = LIVE.get(confinement);
       if (w != null && !w.hasEnded()) {
@@ -194,7 +228,7 @@ public final class ConfinementThreads {
       if (isConfinementThread()) {
         throw new IllegalStateException("a confinement thread must not create threads");
       }
-      w = new Worker(confinement);
+      w = new Worker(confinement, false);
       LIVE.put(confinement, w);
       w.thread.start();
       return w;
@@ -291,6 +325,7 @@ public final class ConfinementThreads {
   /** A confinement thread: confines itself, then serves spawn requests until retired. */
   private static final class Worker implements Runnable {
     private final Confinement confinement;
+    private final boolean once; // ends after its first request
     private final Thread thread;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
@@ -299,8 +334,9 @@ public final class ConfinementThreads {
     private boolean ended;
     private ConfinementException failure;
 
-    Worker(Confinement confinement) {
+    Worker(Confinement confinement, boolean once) {
       this.confinement = confinement;
+      this.once = once;
       this.thread =
           Thread.ofPlatform()
               .name(NAME_PREFIX + COUNTER.incrementAndGet())
@@ -399,6 +435,7 @@ public final class ConfinementThreads {
           changed.awaitUninterruptibly();
         }
         Request r = queue.poll();
+        retired |= once;
         ended = r == null;
         return r;
       } finally {
@@ -407,27 +444,33 @@ public final class ConfinementThreads {
     }
 
     /**
-     * Confines the calling thread: namespaces (as root), then no_new_privs, Landlock and seccomp.
-     * The namespaces come first: a Landlock domain forbids mounting, and bringing loopback up needs
-     * an AF_INET socket.
+     * Confines the calling thread, in this order: namespaces (as root: a Landlock domain forbids
+     * mounting, and bringing loopback up needs an AF_INET socket and CAP_NET_ADMIN); the Landlock
+     * ruleset, built while the thread can still open every path; every capability dropped and, when
+     * asked, the user switched; no_new_privs; the ruleset enforced; the seccomp filter.
      */
     private static void apply(Confinement c) {
       boolean netns = c.network() == Network.NAMESPACE;
       if (netns || c.readOnlyHost()) {
-        ThreadNamespaces.enter(netns, c.readOnlyHost(), c.writable());
+        List<String> bound = new ArrayList<>(c.writable());
+        if (c.terminal() != null) {
+          bound.add(c.terminal());
+        }
+        ThreadNamespaces.enter(netns, c.readOnlyHost(), bound);
       }
-      int r = Syscalls.prctl(LibC.PR_SET_NO_NEW_PRIVS(), 1L);
-      if (r < 0) {
-        throw new ConfinementException("no_new_privs", "prctl(PR_SET_NO_NEW_PRIVS)", -r);
+      int ruleset = Landlock.prepare(c.writable(), c.terminal());
+      try {
+        Credentials.dropAll(c.user());
+        int r = Syscalls.prctl(LibC.PR_SET_NO_NEW_PRIVS(), 1L);
+        if (r < 0) {
+          throw new ConfinementException("no_new_privs", "prctl(PR_SET_NO_NEW_PRIVS)", -r);
+        }
+      } catch (RuntimeException e) {
+        Syscalls.close(ruleset);
+        throw e;
       }
-      List<Path> paths = new ArrayList<>(c.writable().size());
-      for (String p : c.writable()) {
-        paths.add(Path.of(p));
-      }
-      Landlock.restrictSelf(paths);
-      if (c.network() != Network.HOST) {
-        SeccompNetDeny.installOnThisThread(c.network() == Network.SECCOMP);
-      }
+      Landlock.restrictSelf(ruleset);
+      SeccompFilter.installOnThisThread(c.network());
     }
   }
 }

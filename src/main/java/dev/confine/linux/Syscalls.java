@@ -86,6 +86,14 @@ final class Syscalls {
       bindVariadic("ioctl", FunctionDescriptor.of(INT, INT, LONG, ADDR), 2);
   private static final MethodHandle SYSCALL_INT_PTR_INT_PTR_LONG =
       bindVariadic("syscall", FunctionDescriptor.of(LONG, LONG, INT, ADDR, INT, ADDR, LONG), 1);
+  private static final MethodHandle SYSCALL_PTR_PTR =
+      bindVariadic("syscall", FunctionDescriptor.of(LONG, LONG, ADDR, ADDR), 1);
+  private static final MethodHandle SYSCALL_INT_PTR =
+      bindVariadic("syscall", FunctionDescriptor.of(LONG, LONG, INT, ADDR), 1);
+  private static final MethodHandle SYSCALL_INT_PTR_PTR_LONG =
+      bindVariadic("syscall", FunctionDescriptor.of(LONG, LONG, INT, ADDR, ADDR, LONG), 1);
+  private static final MethodHandle LCHOWN =
+      bind("lchown", FunctionDescriptor.of(INT, ADDR, INT, INT));
   private static final MethodHandle GETTID =
       LINKER.downcallHandle(
           LINKER.defaultLookup().find("gettid").orElseThrow(), FunctionDescriptor.of(INT));
@@ -542,6 +550,94 @@ final class Syscalls {
     MemorySegment st = STATE.get();
     try {
       int r = (int) POLL.invokeExact(st, fds, nfds, timeoutMillis);
+      return r < 0 ? -errno(st) : r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  // x86-64 system call numbers the generated bindings do not carry.
+  private static final int SYS_SETGROUPS = 116;
+  private static final int SYS_SETRESUID = 117;
+  private static final int SYS_SETRESGID = 119;
+  private static final int SYS_CAPSET = 126;
+  private static final int SYS_OPENAT2 = 437; // Linux 5.6
+
+  /**
+   * capset(2) of the calling thread (the header's pid is 0): 0 or -errno. The system call changes
+   * only the calling thread's credentials, unlike glibc's setuid family, which signals every thread
+   * of the process to change theirs too.
+   */
+  static int capset(MemorySegment header, MemorySegment data) {
+    MemorySegment st = STATE.get();
+    try {
+      long r = (long) SYSCALL_PTR_PTR.invokeExact(st, (long) SYS_CAPSET, header, data);
+      return r < 0 ? -errno(st) : (int) r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /** setresuid(2) of the calling thread alone (the raw system call): 0 or -errno. */
+  static int setresuid(int uid) {
+    return setres(SYS_SETRESUID, uid);
+  }
+
+  /** setresgid(2) of the calling thread alone (the raw system call): 0 or -errno. */
+  static int setresgid(int gid) {
+    return setres(SYS_SETRESGID, gid);
+  }
+
+  private static int setres(int nr, int id) {
+    MemorySegment st = STATE.get();
+    try {
+      long r = (long) SYSCALL_3.invokeExact(st, (long) nr, id, id, id);
+      return r < 0 ? -errno(st) : (int) r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /**
+   * setgroups(2) of the calling thread alone (the raw system call) to {@code gids}: 0 or -errno.
+   */
+  static int setgroups(int... gids) {
+    MemorySegment st = STATE.get();
+    try (Arena a = Arena.ofConfined()) {
+      MemorySegment list = gids.length == 0 ? MemorySegment.NULL : a.allocateFrom(INT, gids);
+      long r = (long) SYSCALL_INT_PTR.invokeExact(st, (long) SYS_SETGROUPS, gids.length, list);
+      return r < 0 ? -errno(st) : (int) r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /**
+   * openat2(2) of {@code path} relative to {@code dirfd} with {@code flags} and {@code resolve}
+   * (struct open_how, mode 0): the fd or -errno (ENOSYS before Linux 5.6).
+   */
+  static int openat2(int dirfd, String path, long flags, long resolve) {
+    MemorySegment st = STATE.get();
+    try (Arena a = Arena.ofConfined()) {
+      // struct open_how { u64 flags; u64 mode; u64 resolve; }
+      MemorySegment how = a.allocate(24, 8);
+      how.set(LONG, 0, flags);
+      how.set(LONG, 16, resolve);
+      long r =
+          (long)
+              SYSCALL_INT_PTR_PTR_LONG.invokeExact(
+                  st, (long) SYS_OPENAT2, dirfd, a.allocateFrom(path), how, how.byteSize());
+      return r < 0 ? -errno(st) : (int) r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /** lchown(2) of {@code path} to {@code uid}:{@code gid} (-1 keeps one): 0 or -errno. */
+  static int lchown(String path, int uid, int gid) {
+    MemorySegment st = STATE.get();
+    try (Arena a = Arena.ofConfined()) {
+      int r = (int) LCHOWN.invokeExact(st, a.allocateFrom(path), uid, gid);
       return r < 0 ? -errno(st) : r;
     } catch (Throwable t) {
       throw rethrow(t);

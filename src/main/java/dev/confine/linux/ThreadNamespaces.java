@@ -19,8 +19,8 @@ import java.util.TreeSet;
  * loopback (up), and a private mount namespace in which every mount is read-only except the
  * writable paths. Both are entered by the calling thread alone ({@code unshare} without
  * CLONE_THREAD) and inherited by what it spawns afterwards; the JVM's other threads stay in the
- * host's namespaces. After entering, the thread's children lose CAP_SYS_ADMIN (bounding set), so a
- * child running as root can neither {@code setns} back into the host's namespaces nor undo the
+ * host's namespaces. The confinement thread then gives up every capability ({@link Credentials}),
+ * so a child running as root can neither {@code setns} back into the host's namespaces nor undo the
  * read-only mounts.
  *
  * <p>Without root (or without CAP_SYS_ADMIN, as in an unprivileged container) unshare fails with
@@ -45,8 +45,6 @@ public final class ThreadNamespaces {
   static final int IFF_UP = 0x1; // linux/if.h
   static final int IFNAMSIZ = 16;
   static final int IFREQ_SIZE = 40; // struct ifreq: char ifr_name[16]; union { short flags; ... }
-  static final int PR_CAPBSET_DROP = 24; // linux/prctl.h
-  static final int CAP_SYS_ADMIN = 21; // linux/capability.h
   private static final int ENOENT = 2;
 
   /**
@@ -65,10 +63,9 @@ public final class ThreadNamespaces {
   /**
    * Enters the namespaces on the calling thread, in this order: a new network namespace with
    * loopback up; a new mount namespace, made a slave of the host's (nothing done in it propagates
-   * out), with each writable path bind-mounted onto itself and every other mount made read-only;
-   * then CAP_SYS_ADMIN leaves the thread's bounding set. Must run before Landlock (a Landlock
-   * domain forbids mounting) and before the seccomp filter (the loopback needs an AF_INET socket).
-   * Irreversible for the thread.
+   * out), with each writable path bind-mounted onto itself and every other mount made read-only.
+   * Must run before Landlock (a Landlock domain forbids mounting) and before the seccomp filter
+   * (the loopback needs an AF_INET socket). Irreversible for the thread.
    *
    * @param network whether to enter a private network namespace
    * @param readOnlyHost whether to enter a private mount namespace with the host read-only
@@ -82,9 +79,6 @@ public final class ThreadNamespaces {
     }
     if (readOnlyHost) {
       enterReadOnlyMounts(writable);
-    }
-    if (network || readOnlyHost) {
-      dropSysAdminFromChildren();
     }
   }
 
@@ -158,13 +152,6 @@ public final class ThreadNamespaces {
     }
   }
 
-  private static void dropSysAdminFromChildren() {
-    int r = Syscalls.prctl(PR_CAPBSET_DROP, CAP_SYS_ADMIN);
-    if (r < 0) {
-      throw new ConfinementException("capabilities", "prctl(PR_CAPBSET_DROP, CAP_SYS_ADMIN)", -r);
-    }
-  }
-
   /** The paths of {@code paths} that are not beneath another one of them, sorted. */
   static List<String> outermost(List<String> paths) {
     List<String> out = new ArrayList<>();
@@ -235,7 +222,7 @@ public final class ThreadNamespaces {
    * The calling thread's mount table. /proc/self is the thread-group leader's view (the host's
    * namespace); /proc/thread-self is this thread's.
    */
-  private static String readThreadMountInfo() {
+  static String readThreadMountInfo() {
     String path = "/proc/thread-self/mountinfo";
     int fd = Syscalls.open(path, LibC.O_RDONLY() | LibC.O_CLOEXEC());
     if (fd < 0) {

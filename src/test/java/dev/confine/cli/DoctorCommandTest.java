@@ -3,7 +3,7 @@ package dev.confine.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.confine.linux.Landlock;
-import dev.confine.linux.SeccompNetDeny;
+import dev.confine.linux.SeccompFilter;
 import dev.confine.testing.HostRequirements;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -75,7 +75,7 @@ class DoctorCommandTest {
         .anyMatch(l -> l.matches("read-only host +no +.*rootless forced.*"))
         .anyMatch(l -> l.matches("no_new_privs +yes +.*setuid.*"))
         .anyMatch(l -> l.matches("signal scoping +(yes|no) +.+"));
-    if (SeccompNetDeny.isAvailable()) {
+    if (SeccompFilter.isAvailable()) {
       assertThat(r.out()).containsPattern("net deny_all +yes +seccomp:");
     }
     Run json = run("doctor", "--confined", "--json");

@@ -12,6 +12,7 @@ import dev.confine.ResourceLimits;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
 import dev.confine.linux.ThreadNamespaces;
+import dev.confine.linux.Users;
 import dev.confine.testing.HostRequirements;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -416,6 +417,44 @@ class ExecCommandTest {
             "true");
     assertThat(both.status()).isEqualTo(125);
     assertThat(both.err()).contains("read-only host needs a private mount namespace");
+  }
+
+  @Test
+  void userNamesAndNumbersAreResolvedAndBadOnesAreUsageErrors() {
+    BackendOptions.UserConverter c = new BackendOptions.UserConverter();
+    assertThat(c.convert("root")).isEqualTo(new Users.Ids(0, 0));
+    assertThat(c.convert("0")).isEqualTo(new Users.Ids(0, 0));
+    assertThat(c.convert("nobody:0")).isEqualTo(new Users.Ids(65534, 0));
+    assertThat(c.convert("4242:4343")).isEqualTo(new Users.Ids(4242, 4343));
+    for (String bad : List.of("no-such-user-x", "4242", "root:no-such-group-x", ":0", "root:")) {
+      Run r = run(Main.BACKEND, new byte[0], "exec", "--confined", "--user", bad, "--", "true");
+      assertThat(r.status()).as(bad).isEqualTo(2);
+      assertThat(r.err()).as(bad).contains("--user");
+    }
+    Run unconfined = run(Main.BACKEND, new byte[0], "exec", "--user", "nobody", "--", "true");
+    assertThat(unconfined.status()).isEqualTo(125);
+    assertThat(unconfined.err()).contains("--user needs --confined");
+  }
+
+  @Test
+  @Tag("root")
+  void asRootUserRunsTheCommandAsThatUser() {
+    HostRequirements.requireRoot();
+    Run r =
+        run(
+            Main.BACKEND,
+            new byte[0],
+            "exec",
+            "--root",
+            "/tmp",
+            "--confined",
+            "--user",
+            "nobody",
+            "--",
+            "id",
+            "-u");
+    assertThat(r.status()).as(r.err()).isZero();
+    assertThat(r.outText()).isEqualTo("65534\n");
   }
 
   @Test

@@ -10,7 +10,7 @@ import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
 import dev.confine.linux.ConfinementThreads.Network;
 import dev.confine.linux.Landlock;
-import dev.confine.linux.SeccompNetDeny;
+import dev.confine.linux.SeccompFilter;
 import dev.confine.local.HostCapability;
 import dev.confine.testing.HostRequirements;
 import java.io.IOException;
@@ -40,7 +40,7 @@ class ConfinedRootlessTest {
     HostRequirements.require(
         Landlock.abi() > 0, Landlock.unavailabilityCause().orElse("no Landlock"));
     HostRequirements.require(
-        SeccompNetDeny.isAvailable(), SeccompNetDeny.unavailabilityCause().orElse(""));
+        SeccompFilter.isAvailable(), SeccompFilter.unavailabilityCause().orElse(""));
   }
 
   private ConfinedRunner rootless() {

@@ -12,7 +12,7 @@ import dev.confine.ResourceLimits;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
 import dev.confine.linux.Landlock;
-import dev.confine.linux.SeccompNetDeny;
+import dev.confine.linux.SeccompFilter;
 import dev.confine.testing.HostRequirements;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -82,7 +82,7 @@ class ConfinedRunnerTest {
     assertThat(e.envAllowList()).isTrue();
     assertThat(e.filesystemBounds()).isTrue();
     assertThat(e.netModes())
-        .isEqualTo(SeccompNetDeny.isAvailable() ? List.of(NetMode.DENY_ALL) : List.of());
+        .isEqualTo(SeccompFilter.isAvailable() ? List.of(NetMode.DENY_ALL) : List.of());
     assertThat(e.memoryCap() || e.cpuCap() || e.pidsCap()).isFalse();
   }
 
@@ -255,7 +255,7 @@ class ConfinedRunnerTest {
   void denyAllRefusesInetSocketsButNotUnixSockets() {
     requirePython();
     HostRequirements.require(
-        SeccompNetDeny.isAvailable(), SeccompNetDeny.unavailabilityCause().orElse(""));
+        SeccompFilter.isAvailable(), SeccompFilter.unavailabilityCause().orElse(""));
     ConfinedRunner runner = runner();
     for (String family : List.of("AF_INET", "AF_INET6")) {
       ExecResult r =
@@ -287,7 +287,7 @@ class ConfinedRunnerTest {
   void curlFailsUnderDenyAll() {
     HostRequirements.require(onPath("curl"), "curl is not installed");
     HostRequirements.require(
-        SeccompNetDeny.isAvailable(), SeccompNetDeny.unavailabilityCause().orElse(""));
+        SeccompFilter.isAvailable(), SeccompFilter.unavailabilityCause().orElse(""));
     ExecResult r =
         runner().exec("curl", List.of("-v", "--max-time", "5", "http://127.0.0.1:1/"), denyAll());
     ExecResult control =
@@ -340,5 +340,83 @@ class ConfinedRunnerTest {
                     .build())
         .isInstanceOfSatisfying(
             SandboxException.class, e -> assertThat(e.kind()).isEqualTo(Kind.VALIDATION));
+  }
+
+  @Test
+  void aWritablePathThatALinkInTheRootTakesOutsideIsRefused() throws IOException {
+    // A child of an earlier run could have planted this link: naming it must not make its target
+    // writable.
+    Files.createSymbolicLink(root.resolve("link-out"), outside);
+    Files.createDirectory(root.resolve("sub"));
+    Files.createSymbolicLink(root.resolve("link-in"), root.resolve("sub"));
+    Files.createSymbolicLink(writable.resolve("nested-out"), outside);
+    for (String named :
+        List.of(
+            root.resolve("link-out").toString(),
+            root.resolve("link-out/deeper/..").toString(),
+            writable.resolve("nested-out").toString())) {
+      assertThatThrownBy(
+              () ->
+                  ConfinedRunner.builder(root.toString())
+                      .writablePaths(writable.toString(), named)
+                      .build())
+          .as(named)
+          .isInstanceOfSatisfying(
+              SandboxException.class, e -> assertThat(e.kind()).isEqualTo(Kind.VALIDATION))
+          .hasMessageContaining("resolves to " + outside.toRealPath());
+    }
+    // Links that stay inside, and the target named itself, are fine and shown resolved.
+    ConfinedRunner ok =
+        ConfinedRunner.builder(root.toString())
+            .writablePaths(root.resolve("link-in").toString(), outside.toString())
+            .build();
+    assertThat(ok.writablePaths())
+        .containsExactly(
+            root.resolve("sub").toRealPath().toString(), outside.toRealPath().toString());
+    assertThat(ok.capabilities())
+        .filteredOn(c -> c.dimension().equals("filesystem bounds"))
+        .singleElement()
+        .satisfies(c -> assertThat(c.detail()).contains(outside.toRealPath().toString()));
+    ExecResult r = ok.exec("touch", List.of(outside.resolve("named").toString()), timeout());
+    assertThat(r.exitCode()).as(r.stderrText()).isZero();
+  }
+
+  @Test
+  void deviceDirectoriesCannotBeMadeWritable() {
+    for (String dev : List.of("/dev", "/dev/pts", "/dev/shm/../pts")) {
+      assertThatThrownBy(() -> ConfinedRunner.builder(root.toString()).writablePaths(dev).build())
+          .as(dev)
+          .isInstanceOfSatisfying(
+              SandboxException.class, e -> assertThat(e.kind()).isEqualTo(Kind.VALIDATION))
+          .hasMessageContaining("device directory");
+    }
+    assertThatThrownBy(() -> ConfinedRunner.builder("/dev").build())
+        .isInstanceOfSatisfying(
+            SandboxException.class, e -> assertThat(e.kind()).isEqualTo(Kind.VALIDATION));
+    assertThat(ConfinedRunner.builder(root.toString()).writablePaths("/dev/shm").build())
+        .isNotNull();
+  }
+
+  @Test
+  void scratchDirectoriesOfDeadJvmsAreRemovedAtTheNextStart() throws IOException {
+    Path tmp = Path.of(System.getProperty("java.io.tmpdir"));
+    // A pid that is not running: the highest the kernel can hand out, plus one.
+    long dead = Long.parseLong(Files.readAllLines(Path.of("/proc/sys/kernel/pid_max")).get(0)) + 1;
+    Path stale = Files.createDirectory(tmp.resolve("confine-scratch-" + dead + "-test"));
+    Files.createDirectories(stale.resolve("exec-1/deep/er"));
+    Files.writeString(stale.resolve("exec-1/deep/file"), "left");
+    Files.createSymbolicLink(stale.resolve("exec-2"), outside); // must not be followed
+    Files.writeString(outside.resolve("keep"), "keep");
+    Path alive =
+        Files.createDirectory(
+            tmp.resolve("confine-scratch-" + ProcessHandle.current().pid() + "-test-alive"));
+    try {
+      ScratchDirectories.removeStale(tmp);
+      assertThat(stale).doesNotExist();
+      assertThat(outside.resolve("keep")).hasContent("keep");
+      assertThat(alive).exists();
+    } finally {
+      Files.deleteIfExists(alive);
+    }
   }
 }

@@ -16,6 +16,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -58,6 +60,42 @@ class ConfinedSessionTest {
     }
     assertThat(root.resolve("inside")).exists();
     assertThat(denied).doesNotExist();
+  }
+
+  @Test
+  void aTerminalSessionUsesItsOwnPtyAndNoOther() throws Exception {
+    HostRequirements.require(ConfinedRunnerTest.onPath("python3"), "python3 is not installed");
+    // Another session's pty stands for any other terminal of this user.
+    try (ProcessSession other = runner().start(ProcessSpec.terminal(List.of("sh")));
+        ProcessSession s = runner().start(ProcessSpec.terminal(List.of("sh")))) {
+      long[] c = {0};
+      other.write("tty; echo end-$((1))\n".getBytes(StandardCharsets.UTF_8));
+      Matcher m = Pattern.compile("/dev/pts/\\d+").matcher(readUntil(other, c, "end-1"));
+      assertThat(m.find()).isTrue();
+      String otherTty = m.group();
+      long[] cursor = {0};
+      String script =
+          "import errno, fcntl, os, termios\n"
+              + "def t(name, f):\n"
+              + "    try:\n"
+              + "        f(); print(name, 'ok')\n"
+              + "    except OSError as e:\n"
+              + "        print(name, errno.errorcode[e.errno])\n"
+              + "t('own', lambda: os.write(os.open(os.ttyname(0), os.O_RDWR), b''))\n"
+              + "t('devtty', lambda: os.write(os.open('/dev/tty', os.O_RDWR), b''))\n"
+              + "t('size', lambda: fcntl.ioctl(0, termios.TIOCGWINSZ, b'12345678'))\n"
+              + "t('sti', lambda: fcntl.ioctl(0, termios.TIOCSTI, b'x'))\n"
+              + "t('other', lambda: os.open('"
+              + otherTty
+              + "', os.O_RDWR | os.O_NOCTTY))\n"
+              + "print('d' + 'one')\n";
+      Path file = Files.writeString(root.resolve("t.py"), script);
+      s.write(("python3 " + file + "\n").getBytes(StandardCharsets.UTF_8));
+      String out = readUntil(s, cursor, "done");
+      assertThat(out).contains("own ok", "devtty ok", "size ok", "sti EPERM", "other EACCES");
+      s.write("exit 0\n".getBytes(StandardCharsets.UTF_8));
+      assertThat(s.waitFor()).isEqualTo(ProcessExit.exited(0));
+    }
   }
 
   @Test

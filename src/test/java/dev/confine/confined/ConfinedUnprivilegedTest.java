@@ -10,7 +10,7 @@ import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
 import dev.confine.linux.ConfinementThreads.Network;
 import dev.confine.linux.Landlock;
-import dev.confine.linux.SeccompNetDeny;
+import dev.confine.linux.SeccompFilter;
 import dev.confine.linux.ThreadNamespaces;
 import dev.confine.local.HostCapability;
 import dev.confine.testing.HostRequirements;
@@ -37,7 +37,25 @@ class ConfinedUnprivilegedTest {
     HostRequirements.require(
         Landlock.abi() > 0, Landlock.unavailabilityCause().orElse("no Landlock"));
     HostRequirements.require(
-        SeccompNetDeny.isAvailable(), SeccompNetDeny.unavailabilityCause().orElse(""));
+        SeccompFilter.isAvailable(), SeccompFilter.unavailabilityCause().orElse(""));
+  }
+
+  @Test
+  void runningChildrenAsAnotherUserIsNotAvailable() {
+    ConfinedRunner r = ConfinedRunner.builder(root.toString()).runAs(12345, 12345).build();
+    assertThatThrownBy(
+            () ->
+                r.exec(
+                    "true",
+                    List.of(),
+                    ExecOptions.builder().timeout(Duration.ofSeconds(30)).build()))
+        .isInstanceOfSatisfying(
+            SandboxException.class, e -> assertThat(e.kind()).isEqualTo(Kind.NOT_AVAILABLE))
+        .hasMessageContaining("needs root");
+    assertThat(r.capabilities())
+        .filteredOn(c -> c.dimension().equals("user"))
+        .singleElement()
+        .satisfies(c -> assertThat(c.enforced()).isFalse());
   }
 
   @Test

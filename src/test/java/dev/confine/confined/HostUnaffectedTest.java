@@ -7,7 +7,7 @@ import dev.confine.ExecResult;
 import dev.confine.NetPolicy;
 import dev.confine.linux.ConfinementThreads;
 import dev.confine.linux.Landlock;
-import dev.confine.linux.SeccompNetDeny;
+import dev.confine.linux.SeccompFilter;
 import dev.confine.linux.ThreadNamespaces;
 import dev.confine.testing.HostNamespaces;
 import dev.confine.testing.HostRequirements;
@@ -51,7 +51,7 @@ class HostUnaffectedTest {
     HostRequirements.require(
         Landlock.abi() > 0, Landlock.unavailabilityCause().orElse("no Landlock"));
     HostRequirements.require(
-        SeccompNetDeny.isAvailable(), SeccompNetDeny.unavailabilityCause().orElse(""));
+        SeccompFilter.isAvailable(), SeccompFilter.unavailabilityCause().orElse(""));
     Path a = Files.createDirectories(dir.resolve("a"));
     Path b = Files.createDirectories(dir.resolve("b"));
     List<ConfinedRunner> runners = new ArrayList<>();
