@@ -28,6 +28,7 @@ import dev.confine.local.ExecOutcomes;
 import dev.confine.local.HostCapability;
 import dev.confine.local.HostEnvironment;
 import dev.confine.local.LocalRunner;
+import dev.confine.local.WorkDir;
 import dev.confine.session.ProcessInfo;
 import dev.confine.session.ProcessManager;
 import dev.confine.session.ProcessRegistry;
@@ -362,7 +363,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
             ? ExecOutcomes.saturatedDeadline(System.nanoTime(), opts.timeout())
             : Long.MAX_VALUE;
     Confinement confinement = confinement(checkPolicy(opts));
-    Path workDir = ExecOutcomes.workDir(root, cmd, opts);
+    WorkDir workDir = ExecOutcomes.workDir(root, cmd, opts);
     Path tmp = takeScratch(cmd);
     try {
       try {
@@ -405,7 +406,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
     ExecOptions opts = request.options();
     String cmd = request.command();
     Confinement confinement = confinement(checkPolicy(opts));
-    Path workDir = ExecOutcomes.workDir(root, cmd, opts);
+    WorkDir workDir = ExecOutcomes.workDir(root, cmd, opts);
     Path tmp = takeScratch(cmd);
     try {
       return EngineSession.start(

@@ -188,7 +188,7 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
             : Long.MAX_VALUE;
 
     checkPolicy(opts);
-    Path workDir = ExecOutcomes.workDir(root, cmd, opts);
+    WorkDir workDir = ExecOutcomes.workDir(root, cmd, opts);
     List<String> env = opts.env().apply(hostEnvironment.entries());
     return ExecOutcomes.run(
         request,
@@ -222,7 +222,7 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
     ExecRequest request = EngineSession.request(spec);
     ExecOptions opts = request.options();
     checkPolicy(opts);
-    Path workDir = ExecOutcomes.workDir(root, request.command(), opts);
+    WorkDir workDir = ExecOutcomes.workDir(root, request.command(), opts);
     return EngineSession.start(
         spec,
         workDir,
