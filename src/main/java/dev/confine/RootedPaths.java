@@ -133,6 +133,9 @@ public final class RootedPaths {
    *
    * @throws PathTraversalException when the resolved path is neither the root nor beneath it
    * @throws SandboxException INTERNAL when a component cannot be examined
+   * @throws java.nio.file.InvalidPathException when {@code workDir} is not a path java.nio can name
+   *     (bytes that are not UTF-8, carried as {@link ByteStrings} escapes): a backend resolves such
+   *     a work dir by its bytes instead
    */
   public static CheckedWorkDir checkWorkDir(Path root, String workDir) {
     if (workDir == null || workDir.isEmpty()) {
