@@ -612,7 +612,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
     private boolean rootless;
     private boolean readOnlyHost;
     private long maxOutputBytes = LocalRunner.DEFAULT_MAX_OUTPUT_BYTES;
-    private Supplier<Map<String, String>> hostEnvironment = System::getenv;
+    private Supplier<Map<String, String>> hostEnvironment = HostEnvironment::ofThisProcess;
 
     private Builder(String rootDir) {
       this.rootDir = rootDir;

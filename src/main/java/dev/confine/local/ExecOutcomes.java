@@ -40,7 +40,8 @@ public final class ExecOutcomes {
 
   /** The program to spawn for {@code cmd}: NOT_FOUND or FORBIDDEN when there is none to run. */
   public static String executable(String cmd, WorkDirectory workDir) {
-    return switch (ExecutableLookup.find(cmd, workDir, System.getenv("PATH"))) {
+    return switch (ExecutableLookup.find(
+        cmd, workDir, HostEnvironment.ofThisProcess().get("PATH"))) {
       case ExecutableLookup.Found f -> f.path();
       case ExecutableLookup.NotFound nf ->
           throw new SandboxException(Kind.NOT_FOUND, "sandbox: exec " + cmd + ": " + nf.reason());

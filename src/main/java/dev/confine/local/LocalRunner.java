@@ -283,7 +283,7 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
     private long maxOutputBytes = DEFAULT_MAX_OUTPUT_BYTES;
     private CapsMechanism caps = CapsMechanism.AUTO;
     private String cgroupParent;
-    private Supplier<Map<String, String>> hostEnvironment = System::getenv;
+    private Supplier<Map<String, String>> hostEnvironment = HostEnvironment::ofThisProcess;
 
     private Builder(String rootDir) {
       this.rootDir = rootDir;
