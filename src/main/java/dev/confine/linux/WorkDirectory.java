@@ -6,6 +6,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.IntSupplier;
 
 /**
  * A child's working directory as an open directory fd, opened beneath a root so that no symlink (or
@@ -58,10 +59,10 @@ public final class WorkDirectory implements AutoCloseable {
    * The work dir could not be opened.
    *
    * <p>For {@link Part#BENEATH}: {@code EXDEV} means the path leads out of the root (a symlink to
-   * an absolute path or out through "..", or "..' above the root), {@code ELOOP} too many symlinks
-   * (or, without openat2, any symlink), {@code ENOENT} and {@code ENOTDIR} a missing component or a
-   * non-directory. For {@link Part#ROOT}: {@code ELOOP} means a symlink now lies on the root's
-   * path.
+   * an absolute path or out through "..", or a ".." above the root), {@code ELOOP} too many
+   * symlinks (or, without openat2, any symlink), {@code ENOENT} and {@code ENOTDIR} a missing
+   * component or a non-directory. For {@link Part#ROOT}: {@code ELOOP} means a symlink now lies on
+   * the root's path.
    */
   public static final class OpenFailed extends RuntimeException {
     @Serial private static final long serialVersionUID = 1L;
@@ -124,13 +125,15 @@ public final class WorkDirectory implements AutoCloseable {
     String rel = beneath == null || beneath.isEmpty() ? "." : beneath;
     String shown = rel.equals(".") ? root : root + "/" + rel;
     try (Arena a = Arena.ofConfined()) {
+      MemorySegment cRoot = Spawner.cString(a, root);
+      MemorySegment cRel = Spawner.cString(a, rel);
       int rootFd =
           openat2
               ? again(
                   () ->
                       Syscalls.openat2(
                           Syscalls.AT_FDCWD,
-                          Spawner.cString(a, root),
+                          cRoot,
                           O_PATH_DIR,
                           Syscalls.RESOLVE_NO_SYMLINKS | Syscalls.RESOLVE_NO_MAGICLINKS))
               : walk(-1, root, a);
@@ -144,7 +147,7 @@ public final class WorkDirectory implements AutoCloseable {
                     () ->
                         Syscalls.openat2(
                             rootFd,
-                            Spawner.cString(a, rel),
+                            cRel,
                             O_PATH_DIR,
                             Syscalls.RESOLVE_BENEATH | Syscalls.RESOLVE_NO_MAGICLINKS))
                 : walk(rootFd, rel, a);
@@ -161,7 +164,7 @@ public final class WorkDirectory implements AutoCloseable {
   /**
    * openat2 fails with EAGAIN when a rename or mount raced the lookup; it may simply be retried.
    */
-  private static int again(java.util.function.IntSupplier call) {
+  private static int again(IntSupplier call) {
     int r = call.getAsInt();
     for (int i = 1; i < AGAIN_TRIES && r == -LibC.EAGAIN(); i++) {
       r = call.getAsInt();
