@@ -123,7 +123,7 @@ public final class WorkDirectory implements AutoCloseable {
   /** As {@link #open(String, String)}, with openat2 or with the component walk. */
   static WorkDirectory open(String root, String beneath, boolean openat2) {
     String rel = beneath == null || beneath.isEmpty() ? "." : beneath;
-    String shown = rel.equals(".") ? root : root + "/" + rel;
+    String shown = rel.equals(".") ? root : (root.endsWith("/") ? root : root + "/") + rel;
     try (Arena a = Arena.ofConfined()) {
       MemorySegment cRoot = Spawner.cString(a, root);
       MemorySegment cRel = Spawner.cString(a, rel);

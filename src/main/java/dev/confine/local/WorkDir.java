@@ -91,7 +91,7 @@ public record WorkDir(Path root, String named, String beneath, String shown) {
   private static WorkDir bytewise(Path root, String named) {
     String r = root.toString();
     if (!named.startsWith("/")) {
-      return new WorkDir(root, named, named, r + "/" + named);
+      return new WorkDir(root, named, named, (r.endsWith("/") ? r : r + "/") + named);
     }
     String beneath;
     if (named.equals(r)) {
