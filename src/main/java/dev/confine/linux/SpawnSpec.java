@@ -4,7 +4,8 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * What to spawn.
+ * What to spawn. The executable, argv, environment entries and work dir are {@link
+ * dev.confine.ByteStrings}: their bytes reach the kernel exactly.
  *
  * @param executable the resolved path of the program (absolute, or relative to {@code workDir})
  * @param argv the argument vector, argv[0] included
@@ -17,8 +18,6 @@ import java.util.Objects;
  * @param directory the open working directory the child starts in (fchdir), or null to enter {@code
  *     workDir} by path; its owner keeps it open at least until the spawn is submitted, and a spawn
  *     holds it open while it runs
- *     <p>The executable, argv, environment entries and workDir are {@link dev.confine.ByteStrings}:
- *     their bytes reach the kernel exactly.
  */
 public record SpawnSpec(
     String executable,
