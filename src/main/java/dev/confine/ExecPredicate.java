@@ -1,6 +1,7 @@
 package dev.confine;
 
 import java.io.IOException;
+import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -68,9 +69,22 @@ public interface ExecPredicate {
     Path resolvedRoot = RootedPaths.resolveRoot(root);
     return request -> {
       String wd = request.options().workDir();
-      Path p = Path.of(wd);
-      if (wd.isEmpty() || !p.isAbsolute()) {
+      if (!wd.startsWith("/")) {
         return Optional.empty();
+      }
+      Optional<String> outside =
+          Optional.of(
+              "workdir "
+                  + Quote.of(wd)
+                  + " resolves outside root "
+                  + Quote.of(resolvedRoot.toString()));
+      Path p;
+      try {
+        p = Path.of(wd);
+      } catch (InvalidPathException e) {
+        // Bytes java.nio cannot name (ByteStrings escapes): judged lexically, as the runners enter
+        // such a work dir only when it names the root or a path beneath it.
+        return lexicallyBeneath(resolvedRoot.toString(), wd) ? Optional.empty() : outside;
       }
       Path normalized = p.normalize();
       Path resolved;
@@ -79,14 +93,14 @@ public interface ExecPredicate {
       } catch (IOException e) {
         resolved = normalized;
       }
-      return resolved.startsWith(resolvedRoot)
-          ? Optional.empty()
-          : Optional.of(
-              "workdir "
-                  + Quote.of(wd)
-                  + " resolves outside root "
-                  + Quote.of(resolvedRoot.toString()));
+      return resolved.startsWith(resolvedRoot) ? Optional.empty() : outside;
     };
+  }
+
+  /** Whether {@code path} is {@code root} or beneath it by its text alone, with no ".." step. */
+  private static boolean lexicallyBeneath(String root, String path) {
+    boolean prefix = root.equals("/") || path.equals(root) || path.startsWith(root + "/");
+    return prefix && !("/" + path + "/").contains("/../");
   }
 
   /** The last element of {@code path}, as Go's path.Base: trailing slashes ignored. */

@@ -113,8 +113,33 @@ public final class RootedPaths {
    * @throws SandboxException INTERNAL when a component cannot be examined
    */
   public static Path resolveWorkDir(Path root, String workDir) {
+    return checkWorkDir(root, workDir).path();
+  }
+
+  /**
+   * A working directory found contained by {@link #checkWorkDir}.
+   *
+   * @param path the directory as the caller named it: absolute, normalised lexically
+   * @param resolved the same directory with its symlinks resolved at the check: the root or a path
+   *     beneath it, with no symlink, "." or ".." left in it (as far as it existed)
+   */
+  public record CheckedWorkDir(Path path, Path resolved) {}
+
+  /**
+   * As {@link #resolveWorkDir}, also giving the resolved path the decision was made on. A backend
+   * that enters the directory later enters {@code resolved}, relative to the root and without
+   * following a symlink out of it, so that a tree changed after the check cannot move the child
+   * out.
+   *
+   * @throws PathTraversalException when the resolved path is neither the root nor beneath it
+   * @throws SandboxException INTERNAL when a component cannot be examined
+   * @throws java.nio.file.InvalidPathException when {@code workDir} is not a path java.nio can name
+   *     (bytes that are not UTF-8, carried as {@link ByteStrings} escapes): a backend resolves such
+   *     a work dir by its bytes instead
+   */
+  public static CheckedWorkDir checkWorkDir(Path root, String workDir) {
     if (workDir == null || workDir.isEmpty()) {
-      return root;
+      return new CheckedWorkDir(root, root);
     }
     Path p = Path.of(workDir);
     Path lexical = (p.isAbsolute() ? p : root.resolve(p)).normalize();
@@ -128,6 +153,6 @@ public final class RootedPaths {
     if (!resolved.startsWith(root)) {
       throw new PathTraversalException(workDir, root.toString());
     }
-    return lexical;
+    return new CheckedWorkDir(lexical, resolved);
   }
 }

@@ -22,7 +22,10 @@ import java.util.List;
  */
 public interface Runner {
   /**
-   * Runs {@code command} with {@code args} under {@code options}.
+   * Runs {@code command} with {@code args} under {@code options}. The command, the arguments, the
+   * environment names and values and the work dir reach the kernel as the bytes they stand for in
+   * {@link ByteStrings}' encoding: UTF-8, with bytes that are not UTF-8 carried as U+DC80 to
+   * U+DCFF, so any byte string can be passed, exactly.
    *
    * @param command the program: a name looked up on the host's PATH, or a path
    * @param args the arguments after the program name, passed verbatim (no shell); null = none

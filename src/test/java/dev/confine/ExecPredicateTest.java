@@ -192,6 +192,18 @@ class ExecPredicateTest {
   }
 
   @Test
+  void anAbsoluteWorkDirThatIsNotUtf8IsJudgedByItsTextAndNeverThrows() {
+    String raw = ByteStrings.decode(new byte[] {(byte) 0xff, 'x'});
+    ExecPredicate p = ExecPredicate.workDirOutsideRoot(root.toString());
+    assertThat(p.match(inWorkDir(root + "/" + raw))).isEmpty();
+    assertThat(p.match(inWorkDir(root + "/a/" + raw + "/b"))).isEmpty();
+    assertThat(p.match(inWorkDir(outside + "/" + raw))).isPresent();
+    assertThat(p.match(inWorkDir(root + raw))).isPresent();
+    assertThat(p.match(inWorkDir(root + "/../" + raw))).isPresent();
+    assertThat(p.match(inWorkDir(raw))).isEmpty(); // relative: the backend confines it
+  }
+
+  @Test
   void siblingWithRootNameAsPrefixMatches() throws IOException {
     Path rootx = Files.createDirectory(base.resolve("rootx"));
     ExecPredicate p = ExecPredicate.workDirOutsideRoot(root.toString());

@@ -52,11 +52,14 @@ public final class Main {
 
   /**
    * Runs {@code confine} with {@code args} on the process's own streams and exits with its status.
+   * The arguments are taken with their exact bytes where the process's raw argument vector can be
+   * read ({@link RawArguments}), so that CMD, ARGS, {@code --env} values and {@code -C} reach the
+   * child verbatim, bytes that are not UTF-8 included, whatever the locale.
    *
    * @param args the command line
    */
   public static void main(String[] args) {
-    System.exit(run(args, System.in, System.out, System.err, BACKEND));
+    System.exit(run(RawArguments.of(args), System.in, System.out, System.err, BACKEND));
   }
 
   /**

@@ -26,6 +26,7 @@ import dev.confine.local.ExecOutcomes;
 import dev.confine.local.HostCapability;
 import dev.confine.local.HostEnvironment;
 import dev.confine.local.LocalRunner;
+import dev.confine.local.WorkDir;
 import dev.confine.session.ProcessInfo;
 import dev.confine.session.ProcessManager;
 import dev.confine.session.ProcessRegistry;
@@ -469,7 +470,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
             ? ExecOutcomes.saturatedDeadline(System.nanoTime(), opts.timeout())
             : Long.MAX_VALUE;
     Confinement confinement = confinement(checkPolicy(opts));
-    Path workDir = ExecOutcomes.workDir(root, cmd, opts);
+    WorkDir workDir = ExecOutcomes.workDir(root, cmd, opts);
     Path tmp = scratch.take(cmd);
     try {
       try {
@@ -512,7 +513,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
     ExecOptions opts = request.options();
     String cmd = request.command();
     Confinement confinement = confinement(checkPolicy(opts));
-    Path workDir = ExecOutcomes.workDir(root, cmd, opts);
+    WorkDir workDir = ExecOutcomes.workDir(root, cmd, opts);
     Path tmp = scratch.take(cmd);
     try {
       return EngineSession.start(
@@ -627,7 +628,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
     private boolean readOnlyHost;
     private Credentials.User user;
     private long maxOutputBytes = LocalRunner.DEFAULT_MAX_OUTPUT_BYTES;
-    private Supplier<Map<String, String>> hostEnvironment = System::getenv;
+    private Supplier<Map<String, String>> hostEnvironment = HostEnvironment::ofThisProcess;
 
     private Builder(String rootDir) {
       this.rootDir = rootDir;

@@ -1,13 +1,16 @@
 package dev.confine.linux;
 
-import java.nio.file.Files;
-import java.nio.file.Path;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 
 /**
  * Finds the program to run before spawning, so that "not found" and "not executable" are told apart
- * exactly (posix_spawn reports a missing program and a failed chdir with the same ENOENT).
+ * exactly (posix_spawn reports a missing program and a failed chdir with the same ENOENT). Names
+ * are {@link dev.confine.ByteStrings}, looked up by their exact bytes.
  */
 public final class ExecutableLookup {
+  private static final int X_OK = 1;
+
   private ExecutableLookup() {}
 
   /** The outcome of a lookup. */
@@ -36,35 +39,56 @@ public final class ExecutableLookup {
 
   /**
    * Looks up {@code command}: a name with a slash is taken as a path (relative ones beneath {@code
-   * workDir}, where the child will run); a bare name is searched in {@code searchPath} (the
-   * parent's PATH; empty and relative entries are skipped, so a bare name never runs from the
-   * current directory).
+   * workDir}, the open directory the child will start in, so the lookup sees what the child will);
+   * a bare name is searched in {@code searchPath} (the parent's PATH; empty and relative entries
+   * are skipped, so a bare name never runs from the current directory).
    */
-  public static Result find(String command, Path workDir, String searchPath) {
-    if (command.indexOf('/') >= 0) {
-      Path p = workDir.resolve(command);
-      if (!Files.exists(p)) {
-        return new NotFound("no such file");
+  public static Result find(String command, WorkDirectory workDir, String searchPath) {
+    try (Arena a = Arena.ofConfined()) {
+      if (command.indexOf('/') >= 0) {
+        return classify(workDir.fd(), Spawner.cString(a, command), command);
       }
-      if (Files.isDirectory(p)) {
-        return new NotExecutable("is a directory");
-      }
-      if (!Files.isExecutable(p)) {
-        return new NotExecutable("permission denied");
-      }
-      return new Found(command);
-    }
-    if (searchPath != null) {
-      for (String dir : searchPath.split(":")) {
-        if (dir.isEmpty() || !dir.startsWith("/")) {
-          continue;
-        }
-        Path p = Path.of(dir, command);
-        if (Files.isRegularFile(p) && Files.isExecutable(p)) {
-          return new Found(p.toString());
+      if (searchPath != null) {
+        for (String dir : searchPath.split(":")) {
+          if (dir.isEmpty() || !dir.startsWith("/")) {
+            continue;
+          }
+          String path = stripTrailingSlashes(dir) + "/" + command;
+          MemorySegment cPath = Spawner.cString(a, path);
+          int mode = Syscalls.fstatatMode(Syscalls.AT_FDCWD, cPath, 0);
+          if (mode >= 0
+              && (mode & Syscalls.S_IFMT) == Syscalls.S_IFREG
+              && Syscalls.faccessat(Syscalls.AT_FDCWD, cPath, X_OK) == 0) {
+            return new Found(path);
+          }
         }
       }
+      return new NotFound("executable file not found in $PATH");
     }
-    return new NotFound("executable file not found in $PATH");
+  }
+
+  private static Result classify(int dirFd, MemorySegment cPath, String command) {
+    int mode = Syscalls.fstatatMode(dirFd, cPath, 0);
+    if (mode == -dev.confine.linux.libc.LibC.EACCES()) {
+      return new NotExecutable("permission denied");
+    }
+    if (mode < 0) {
+      return new NotFound("no such file");
+    }
+    if ((mode & Syscalls.S_IFMT) == Syscalls.S_IFDIR) {
+      return new NotExecutable("is a directory");
+    }
+    if (Syscalls.faccessat(dirFd, cPath, X_OK) != 0) {
+      return new NotExecutable("permission denied");
+    }
+    return new Found(command);
+  }
+
+  private static String stripTrailingSlashes(String dir) {
+    int end = dir.length();
+    while (end > 1 && dir.charAt(end - 1) == '/') {
+      end--;
+    }
+    return end == 1 ? "" : dir.substring(0, end);
   }
 }

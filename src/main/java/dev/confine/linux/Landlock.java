@@ -114,9 +114,6 @@ public final class Landlock {
             | ACCESS_FS_IOCTL_DEV);
   }
 
-  // linux/openat2.h, linux/fcntl.h; newer than the generated bindings
-  private static final long RESOLVE_NO_SYMLINKS = 0x04;
-  private static final int AT_FDCWD = -100;
   private static final int ELOOP = 40; // x86-64 errno, absent from the bindings
 
   /**
@@ -201,11 +198,14 @@ public final class Landlock {
 
   private static int openNoSymlinks(String path) {
     int flags = LibC.O_PATH() | LibC.O_CLOEXEC();
-    int fd = Syscalls.openat2(AT_FDCWD, path, flags, RESOLVE_NO_SYMLINKS);
-    if (fd == -LibC.ENOSYS()) {
-      fd = Syscalls.open(path, flags | LibC.O_NOFOLLOW());
+    try (Arena a = Arena.ofConfined()) {
+      MemorySegment p = a.allocateFrom(path);
+      int fd = Syscalls.openat2(Syscalls.AT_FDCWD, p, flags, Syscalls.RESOLVE_NO_SYMLINKS);
+      if (fd == -LibC.ENOSYS() || fd == -LibC.EPERM()) { // EPERM: an old container's filter
+        fd = Syscalls.open(p, flags | LibC.O_NOFOLLOW());
+      }
+      return fd;
     }
-    return fd;
   }
 
   /**

@@ -177,17 +177,9 @@ public final class SessionProcess {
     try {
       if (tty) {
         pty = Pty.open(rows, cols);
-        spec =
-            new SpawnSpec(
-                spec.executable(),
-                spec.argv(),
-                spec.environment(),
-                spec.workDir(),
-                false,
-                pty.slavePath());
+        spec = spec.withStdio(false, pty.slavePath());
       } else {
-        spec =
-            new SpawnSpec(spec.executable(), spec.argv(), spec.environment(), spec.workDir(), true);
+        spec = spec.withStdio(true, null);
       }
       s = guard.spawn(spec);
       if (tty) {

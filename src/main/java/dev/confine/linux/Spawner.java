@@ -1,5 +1,6 @@
 package dev.confine.linux;
 
+import dev.confine.ByteStrings;
 import dev.confine.linux.libc.LibC;
 import dev.confine.linux.libc.posix_spawn_file_actions_t;
 import dev.confine.linux.libc.posix_spawnattr_t;
@@ -10,7 +11,6 @@ import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Optional;
 
@@ -19,7 +19,9 @@ import java.util.Optional;
  * SETPGROUP makes glibc's setpgid fail with EPERM on the new session leader), an empty signal mask
  * (the JVM's main thread blocks SIGQUIT), every signal reset to its default (an all-ones set:
  * sigfillset leaves out glibc's internal signals, which would stay ignored across exec), stdio on
- * fresh O_CLOEXEC pipes, every other fd closed, and the working directory set by a file action.
+ * fresh O_CLOEXEC pipes, every other fd closed, and the working directory set by a file action:
+ * fchdir into the spec's open directory, or chdir by path without one. Every string is passed as
+ * the bytes it stands for ({@link ByteStrings}).
  */
 @SuppressWarnings("restricted")
 public final class Spawner {
@@ -38,6 +40,25 @@ public final class Spawner {
                           addr,
                           FunctionDescriptor.of(
                               ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT)));
+
+  // glibc 2.29; newer than the bindings' declarations. Returns an error number, as posix_spawn.
+  private static final MethodHandle ADDFCHDIR =
+      Linker.nativeLinker()
+          .downcallHandle(
+              Linker.nativeLinker()
+                  .defaultLookup()
+                  .find("posix_spawn_file_actions_addfchdir_np")
+                  .orElseThrow(),
+              FunctionDescriptor.of(
+                  ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT));
+
+  private static int addFchdir(MemorySegment actions, int fd) {
+    try {
+      return (int) ADDFCHDIR.invokeExact(actions, fd);
+    } catch (Throwable t) {
+      throw new IllegalStateException("posix_spawn_file_actions_addfchdir_np failed", t);
+    }
+  }
 
   /** Whether this glibc can spawn straight into a cgroup v2 (glibc 2.39 or newer). */
   public static boolean canSpawnIntoCgroup() {
@@ -161,6 +182,24 @@ public final class Spawner {
 
   private static int posixSpawn(
       SpawnSpec spec, int stdinRead, int stdoutWrite, int stderrWrite, int cgroupFd) {
+    WorkDirectory dir = spec.directory();
+    if (dir == null) {
+      return posixSpawn(spec, -1, stdinRead, stdoutWrite, stderrWrite, cgroupFd);
+    }
+    int dirFd = dir.acquire();
+    if (dirFd < 0) {
+      // Its owner closed it already: the spawn outlived the exec it was for.
+      throw new ErrnoException("posix_spawn_file_actions_addfchdir_np", LibC.EBADF());
+    }
+    try {
+      return posixSpawn(spec, dirFd, stdinRead, stdoutWrite, stderrWrite, cgroupFd);
+    } finally {
+      dir.release();
+    }
+  }
+
+  private static int posixSpawn(
+      SpawnSpec spec, int dirFd, int stdinRead, int stdoutWrite, int stderrWrite, int cgroupFd) {
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment attr = posix_spawnattr_t.allocate(arena);
       MemorySegment actions = posix_spawn_file_actions_t.allocate(arena);
@@ -182,6 +221,14 @@ public final class Spawner {
         }
         check("posix_spawnattr_setflags", LibC.posix_spawnattr_setflags(attr, (short) flags));
 
+        // First, so that no dup2 below can replace the fd before it is used.
+        if (dirFd >= 0) {
+          check("addfchdir_np", addFchdir(actions, dirFd));
+        } else {
+          check(
+              "addchdir_np",
+              LibC.posix_spawn_file_actions_addchdir_np(actions, cString(arena, spec.workDir())));
+        }
         if (spec.terminal() != null) {
           // Opened without O_NOCTTY by the new session's leader: it becomes the controlling tty.
           check(
@@ -202,9 +249,6 @@ public final class Spawner {
           check("adddup2", LibC.posix_spawn_file_actions_adddup2(actions, stdoutWrite, 1));
           check("adddup2", LibC.posix_spawn_file_actions_adddup2(actions, stderrWrite, 2));
         }
-        check(
-            "addchdir_np",
-            LibC.posix_spawn_file_actions_addchdir_np(actions, cString(arena, spec.workDir())));
         check("addclosefrom_np", LibC.posix_spawn_file_actions_addclosefrom_np(actions, 3));
 
         MemorySegment pid = arena.allocate(ValueLayout.JAVA_INT);
@@ -233,8 +277,9 @@ public final class Spawner {
     }
   }
 
-  private static MemorySegment cString(Arena arena, String s) {
-    byte[] bytes = s.getBytes(StandardCharsets.UTF_8);
+  /** {@code s} as the NUL-terminated bytes it stands for ({@link ByteStrings}). */
+  static MemorySegment cString(Arena arena, String s) {
+    byte[] bytes = ByteStrings.encode(s);
     MemorySegment seg = arena.allocate(bytes.length + 1L);
     MemorySegment.copy(bytes, 0, seg, ValueLayout.JAVA_BYTE, 0, bytes.length);
     return seg;

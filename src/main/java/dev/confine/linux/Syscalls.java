@@ -90,10 +90,16 @@ final class Syscalls {
       bindVariadic("syscall", FunctionDescriptor.of(LONG, LONG, ADDR, ADDR), 1);
   private static final MethodHandle SYSCALL_INT_PTR =
       bindVariadic("syscall", FunctionDescriptor.of(LONG, LONG, INT, ADDR), 1);
-  private static final MethodHandle SYSCALL_INT_PTR_PTR_LONG =
-      bindVariadic("syscall", FunctionDescriptor.of(LONG, LONG, INT, ADDR, ADDR, LONG), 1);
   private static final MethodHandle LCHOWN =
       bind("lchown", FunctionDescriptor.of(INT, ADDR, INT, INT));
+  private static final MethodHandle SYSCALL_INT_PTR_PTR_LONG =
+      bindVariadic("syscall", FunctionDescriptor.of(LONG, LONG, INT, ADDR, ADDR, LONG), 1);
+  private static final MethodHandle OPENAT =
+      bindVariadic("openat", FunctionDescriptor.of(INT, INT, ADDR, INT, INT), 3);
+  private static final MethodHandle FSTATAT =
+      bind("fstatat", FunctionDescriptor.of(INT, INT, ADDR, ADDR, INT));
+  private static final MethodHandle FACCESSAT =
+      bind("faccessat", FunctionDescriptor.of(INT, INT, ADDR, INT, INT));
   private static final MethodHandle GETTID =
       LINKER.downcallHandle(
           LINKER.defaultLookup().find("gettid").orElseThrow(), FunctionDescriptor.of(INT));
@@ -440,7 +446,84 @@ final class Syscalls {
   }
 
   private static final int SYS_MOUNT_SETATTR = 442; // x86-64, Linux 5.12; newer than the bindings
-  private static final int AT_FDCWD = -100;
+  static final int AT_FDCWD = -100;
+
+  // <linux/openat2.h> (Linux 5.6), newer than the bindings' 6.1-era headers carry as constants.
+  private static final int SYS_OPENAT2 = 437; // x86-64
+  static final long RESOLVE_NO_MAGICLINKS = 0x02;
+  static final long RESOLVE_NO_SYMLINKS = 0x04;
+  static final long RESOLVE_BENEATH = 0x08;
+  // struct open_how { __u64 flags; __u64 mode; __u64 resolve; }
+  private static final long OPEN_HOW_SIZE = 24;
+
+  /**
+   * openat2(2) of {@code path} (a NUL-terminated string) relative to {@code dirfd}: the fd or
+   * -errno (-ENOSYS before Linux 5.6).
+   */
+  static int openat2(int dirfd, MemorySegment path, int flags, long resolve) {
+    MemorySegment st = STATE.get();
+    try (Arena a = Arena.ofConfined()) {
+      MemorySegment how = a.allocate(OPEN_HOW_SIZE, 8);
+      how.set(LONG, 0, Integer.toUnsignedLong(flags));
+      how.set(LONG, 8, 0L);
+      how.set(LONG, 16, resolve);
+      long r =
+          (long)
+              SYSCALL_INT_PTR_PTR_LONG.invokeExact(
+                  st, (long) SYS_OPENAT2, dirfd, path, how, OPEN_HOW_SIZE);
+      return r < 0 ? -errno(st) : (int) r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /**
+   * openat(2) of {@code path} relative to {@code dirfd} with {@code flags} (mode 0): fd or -errno.
+   */
+  static int openat(int dirfd, MemorySegment path, int flags) {
+    MemorySegment st = STATE.get();
+    try {
+      int r = (int) OPENAT.invokeExact(st, dirfd, path, flags, 0);
+      return r < 0 ? -errno(st) : r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  // x86-64 struct stat: st_mode is the u32 at offset 24 of 144 bytes.
+  private static final long STAT_SIZE = 144;
+  private static final long STAT_MODE = 24;
+  static final int AT_SYMLINK_NOFOLLOW = 0x100;
+  static final int S_IFMT = 0170000;
+  static final int S_IFDIR = 0040000;
+  static final int S_IFREG = 0100000;
+  static final int S_IFLNK = 0120000;
+
+  /**
+   * fstatat(2) of {@code path} relative to {@code dirfd}: its st_mode (type and permission bits),
+   * or -errno.
+   */
+  static int fstatatMode(int dirfd, MemorySegment path, int flags) {
+    MemorySegment st = STATE.get();
+    try (Arena a = Arena.ofConfined()) {
+      MemorySegment buf = a.allocate(STAT_SIZE, 8);
+      int r = (int) FSTATAT.invokeExact(st, dirfd, path, buf, flags);
+      return r < 0 ? -errno(st) : buf.get(INT, STAT_MODE);
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /** faccessat(2) of {@code path} relative to {@code dirfd} for {@code mode}: 0 or -errno. */
+  static int faccessat(int dirfd, MemorySegment path, int mode) {
+    MemorySegment st = STATE.get();
+    try {
+      int r = (int) FACCESSAT.invokeExact(st, dirfd, path, mode, 0);
+      return r < 0 ? -errno(st) : r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
 
   /** socket(2): the fd or -errno. */
   static int socket(int domain, int type, int protocol) {
@@ -561,7 +644,6 @@ final class Syscalls {
   private static final int SYS_SETRESUID = 117;
   private static final int SYS_SETRESGID = 119;
   private static final int SYS_CAPSET = 126;
-  private static final int SYS_OPENAT2 = 437; // Linux 5.6
 
   /**
    * capset(2) of the calling thread (the header's pid is 0): 0 or -errno. The system call changes
@@ -606,27 +688,6 @@ final class Syscalls {
     try (Arena a = Arena.ofConfined()) {
       MemorySegment list = gids.length == 0 ? MemorySegment.NULL : a.allocateFrom(INT, gids);
       long r = (long) SYSCALL_INT_PTR.invokeExact(st, (long) SYS_SETGROUPS, gids.length, list);
-      return r < 0 ? -errno(st) : (int) r;
-    } catch (Throwable t) {
-      throw rethrow(t);
-    }
-  }
-
-  /**
-   * openat2(2) of {@code path} relative to {@code dirfd} with {@code flags} and {@code resolve}
-   * (struct open_how, mode 0): the fd or -errno (ENOSYS before Linux 5.6).
-   */
-  static int openat2(int dirfd, String path, long flags, long resolve) {
-    MemorySegment st = STATE.get();
-    try (Arena a = Arena.ofConfined()) {
-      // struct open_how { u64 flags; u64 mode; u64 resolve; }
-      MemorySegment how = a.allocate(24, 8);
-      how.set(LONG, 0, flags);
-      how.set(LONG, 16, resolve);
-      long r =
-          (long)
-              SYSCALL_INT_PTR_PTR_LONG.invokeExact(
-                  st, (long) SYS_OPENAT2, dirfd, a.allocateFrom(path), how, how.byteSize());
       return r < 0 ? -errno(st) : (int) r;
     } catch (Throwable t) {
       throw rethrow(t);

@@ -9,6 +9,7 @@ import dev.confine.linux.ErrnoException;
 import dev.confine.linux.SessionProcess;
 import dev.confine.linux.SpawnSpec;
 import dev.confine.linux.TreeGuard;
+import dev.confine.linux.WorkDirectory;
 import dev.confine.session.EventStream;
 import dev.confine.session.OutputLog;
 import dev.confine.session.OutputRead;
@@ -22,7 +23,6 @@ import dev.confine.session.ProcessSpec;
 import dev.confine.session.ProcessStream;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -80,7 +80,7 @@ public final class EngineSession
    */
   public static EngineSession start(
       ProcessSpec spec,
-      Path workDir,
+      WorkDir workDir,
       List<String> env,
       TreeGuard guard,
       long maxLogBytes,
@@ -88,15 +88,23 @@ public final class EngineSession
     String command = spec.argv().get(0);
     Duration timeout = spec.options().timeout();
     EngineSession session = new EngineSession(spec.id(), command, timeout, maxLogBytes, onClose);
+    WorkDirectory dir;
     String executable;
     try {
-      executable = ExecOutcomes.executable(command, workDir);
+      dir = workDir.open(command);
+      try {
+        executable = ExecOutcomes.executable(command, dir);
+      } catch (RuntimeException e) {
+        dir.close();
+        throw e;
+      }
     } catch (RuntimeException e) {
       guard.close(); // nothing was spawned: a cgroup made for this session goes at once
       throw e;
     }
-    SpawnSpec spawn = new SpawnSpec(executable, spec.argv(), env, workDir.toString(), true);
-    try {
+    // The spawn is over when SessionProcess.start returns: the directory can go then.
+    try (dir) {
+      SpawnSpec spawn = new SpawnSpec(executable, spec.argv(), env, dir, true);
       session.process =
           SessionProcess.start(
               spawn,

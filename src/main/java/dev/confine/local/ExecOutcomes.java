@@ -4,7 +4,6 @@ import dev.confine.ExecOptions;
 import dev.confine.ExecRequest;
 import dev.confine.ExecResult;
 import dev.confine.ResourceUsage;
-import dev.confine.RootedPaths;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
 import dev.confine.linux.Completion;
@@ -15,7 +14,7 @@ import dev.confine.linux.Execution;
 import dev.confine.linux.SpawnSpec;
 import dev.confine.linux.TreeGuard;
 import dev.confine.linux.TreeUsage;
-import java.nio.file.Files;
+import dev.confine.linux.WorkDirectory;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -30,28 +29,19 @@ public final class ExecOutcomes {
   private ExecOutcomes() {}
 
   /**
-   * Resolves and checks the working directory: contained in {@code root} (else FORBIDDEN through
-   * {@link dev.confine.PathTraversalException}) and an existing directory (else INTERNAL, as the
-   * seed's failed chdir).
+   * Checks the working directory for {@code cmd}: see {@link WorkDir#check}.
+   *
+   * @throws SandboxException FORBIDDEN when it is not contained in the root, INTERNAL when it is
+   *     not an existing directory
    */
-  public static Path workDir(Path root, String cmd, ExecOptions opts) {
-    Path workDir = RootedPaths.resolveWorkDir(root, opts.workDir());
-    if (!Files.isDirectory(workDir)) {
-      throw new SandboxException(
-          Kind.INTERNAL,
-          "sandbox: exec "
-              + cmd
-              + ": chdir "
-              + workDir
-              + ": "
-              + (Files.exists(workDir) ? "not a directory" : "no such file or directory"));
-    }
-    return workDir;
+  public static WorkDir workDir(Path root, String cmd, ExecOptions opts) {
+    return WorkDir.check(root, cmd, opts.workDir());
   }
 
   /** The program to spawn for {@code cmd}: NOT_FOUND or FORBIDDEN when there is none to run. */
-  public static String executable(String cmd, Path workDir) {
-    return switch (ExecutableLookup.find(cmd, workDir, System.getenv("PATH"))) {
+  public static String executable(String cmd, WorkDirectory workDir) {
+    return switch (ExecutableLookup.find(
+        cmd, workDir, HostEnvironment.ofThisProcess().get("PATH"))) {
       case ExecutableLookup.Found f -> f.path();
       case ExecutableLookup.NotFound nf ->
           throw new SandboxException(Kind.NOT_FOUND, "sandbox: exec " + cmd + ": " + nf.reason());
@@ -70,7 +60,7 @@ public final class ExecOutcomes {
    */
   public static ExecResult run(
       ExecRequest request,
-      Path workDir,
+      WorkDir workDir,
       List<String> env,
       long outputCap,
       TreeGuard guard,
@@ -80,19 +70,27 @@ public final class ExecOutcomes {
     List<String> argv = new ArrayList<>(request.args().size() + 1);
     argv.add(cmd);
     argv.addAll(request.args());
+    WorkDirectory dir;
     String executable;
     try {
-      executable = executable(cmd, workDir);
+      dir = workDir.open(cmd);
+      try {
+        executable = executable(cmd, dir);
+      } catch (RuntimeException e) {
+        dir.close();
+        throw e;
+      }
     } catch (RuntimeException e) {
       guard.close(); // nothing was spawned: a cgroup made for this exec goes at once
       throw e;
     }
     Execution execution;
     Completion done;
-    try {
+    // Open until the exec is over; a spawn still using it then closes it when it ends.
+    try (dir) {
       execution =
           Execution.start(
-              new SpawnSpec(executable, argv, env, workDir.toString(), opts.hasStdin()),
+              new SpawnSpec(executable, argv, env, dir, opts.hasStdin()),
               opts.stdin(),
               outputCap,
               guard);

@@ -188,7 +188,7 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
             : Long.MAX_VALUE;
 
     checkPolicy(opts);
-    Path workDir = ExecOutcomes.workDir(root, cmd, opts);
+    WorkDir workDir = ExecOutcomes.workDir(root, cmd, opts);
     List<String> env = opts.env().apply(hostEnvironment.entries());
     return ExecOutcomes.run(
         request,
@@ -222,7 +222,7 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
     ExecRequest request = EngineSession.request(spec);
     ExecOptions opts = request.options();
     checkPolicy(opts);
-    Path workDir = ExecOutcomes.workDir(root, request.command(), opts);
+    WorkDir workDir = ExecOutcomes.workDir(root, request.command(), opts);
     return EngineSession.start(
         spec,
         workDir,
@@ -283,7 +283,7 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
     private long maxOutputBytes = DEFAULT_MAX_OUTPUT_BYTES;
     private CapsMechanism caps = CapsMechanism.AUTO;
     private String cgroupParent;
-    private Supplier<Map<String, String>> hostEnvironment = System::getenv;
+    private Supplier<Map<String, String>> hostEnvironment = HostEnvironment::ofThisProcess;
 
     private Builder(String rootDir) {
       this.rootDir = rootDir;
