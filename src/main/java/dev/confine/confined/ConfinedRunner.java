@@ -714,7 +714,12 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
         try {
           lexical = Path.of(w).toAbsolutePath().normalize();
           real = lexical.toRealPath();
-        } catch (IOException | InvalidPathException e) {
+        } catch (InvalidPathException e) {
+          throw new SandboxException(
+              Kind.VALIDATION,
+              "sandbox: a writable path cannot be named as a Java path here: " + e.getMessage(),
+              e);
+        } catch (IOException e) {
           throw new SandboxException(
               Kind.VALIDATION, "sandbox: writable path " + w + " does not exist", e);
         }
