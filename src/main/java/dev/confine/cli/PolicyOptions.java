@@ -22,6 +22,8 @@ import picocli.CommandLine.TypeConversionException;
  * environment, the timeout, the network mode and the resource caps.
  */
 final class PolicyOptions {
+  private static final String A_NAME = "a variable name ([A-Za-z_][A-Za-z0-9_]*)";
+
   @Option(
       names = "--root",
       paramLabel = "DIR",
@@ -110,14 +112,15 @@ final class PolicyOptions {
   /**
    * The options the command line describes, with {@code stdin}.
    *
-   * @throws ParameterException (a usage error of {@code spec}) for a malformed {@code --env}
+   * @throws ParameterException (a usage error of {@code spec}) for a malformed {@code --env} or a
+   *     name of {@code --env} or {@code --env-allow} that is not a variable name
    */
   ExecOptions options(CommandSpec spec, byte[] stdin) {
     return ExecOptions.builder()
         .workDir(workDir)
         .stdin(stdin)
         .timeout(timeout)
-        .env(envPolicy(injectedEnv(spec)))
+        .env(envPolicy(spec, injectedEnv(spec)))
         .net(net == NetMode.DENY_ALL ? NetPolicy.denyAll() : NetPolicy.defaults())
         .resources(
             ResourceLimits.builder()
@@ -134,9 +137,14 @@ final class PolicyOptions {
     return maxOutput;
   }
 
-  private EnvPolicy envPolicy(Map<String, String> inject) {
+  private EnvPolicy envPolicy(CommandSpec spec, Map<String, String> inject) {
     List<String> allow;
     if (envAllow != null) {
+      for (String name : envAllow) {
+        if (!EnvPolicy.isValidName(name)) {
+          throw usage(spec, "--env-allow " + JsonString.quote(name) + " is not " + A_NAME);
+        }
+      }
       allow = envAllow; // with or without --clear-env: exactly the list
     } else if (clearEnv) {
       allow = List.of();
@@ -169,6 +177,16 @@ final class PolicyOptions {
         throw usage(spec, "--env " + JsonString.quote(assignment) + " has an empty NAME");
       }
       String name = assignment.substring(0, eq);
+      if (!EnvPolicy.isValidName(name)) {
+        throw usage(
+            spec,
+            "--env "
+                + JsonString.quote(assignment)
+                + ": NAME "
+                + JsonString.quote(name)
+                + " is not "
+                + A_NAME);
+      }
       inject.remove(name); // the last assignment wins, and comes last in the child's environment
       inject.put(name, assignment.substring(eq + 1));
     }

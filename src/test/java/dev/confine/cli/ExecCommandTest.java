@@ -598,6 +598,20 @@ class ExecCommandTest {
         Arguments.of(
             List.of("exec", "--env", "=x", "--", "true"), "--env \"=x\" has an empty NAME"),
         Arguments.of(
+            List.of("exec", "--env", "X\nY=1", "--", "true"),
+            "--env \"X\\nY=1\": NAME \"X\\nY\" is not a variable name ([A-Za-z_][A-Za-z0-9_]*)"),
+        Arguments.of(
+            List.of("exec", "--env", "1A=x", "--", "true"),
+            "--env \"1A=x\": NAME \"1A\" is not a variable name ([A-Za-z_][A-Za-z0-9_]*)"),
+        Arguments.of(
+            List.of("exec", "--env", "A-B=x", "--", "true"), "NAME \"A-B\" is not a variable name"),
+        Arguments.of(
+            List.of("exec", "--env-allow", "PATH ", "--", "true"),
+            "--env-allow \"PATH \" is not a variable name ([A-Za-z_][A-Za-z0-9_]*)"),
+        Arguments.of(
+            List.of("exec", "--clear-env", "--env-allow", "", "--", "true"),
+            "--env-allow \"\" is not a variable name"),
+        Arguments.of(
             List.of("exec", "--json", "--stdin-file", "/no/such/file", "--", "cat"),
             "cannot read --stdin-file \"/no/such/file\": no such file"));
   }
