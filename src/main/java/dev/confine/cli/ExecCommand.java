@@ -76,7 +76,7 @@ final class ExecCommand implements Callable<Integer> {
       names = "--json",
       description =
           "Print one JSON object (exit_code, signal, stdout, stderr, stdout_truncated,"
-              + " stderr_truncated, wall_ms, error) instead of CMD's output.")
+              + " stderr_truncated, wall_ms, child_ms, error, usage) instead of CMD's output.")
   private boolean json;
 
   @Parameters(

@@ -13,10 +13,14 @@ import java.time.Duration;
  *
  * <pre>{@code
  * {"exit_code":0,"signal":null,"stdout":"hi\n","stderr":"","stdout_truncated":false,
- *  "stderr_truncated":false,"wall_ms":12.5,"error":null,
+ *  "stderr_truncated":false,"wall_ms":12.5,"child_ms":3.1,"error":null,
  *  "usage":{"peak_memory_bytes":1277952,"cpu_user_ms":1.2,"cpu_system_ms":0.4,
  *           "pids_limit_hit":false}}
  * }</pre>
+ *
+ * <p>{@code wall_ms} is the whole call, the up to 2 s of waiting for output that background
+ * processes hold after the child exited included; {@code child_ms} is the child's own run, from its
+ * spawn to its exit.
  *
  * <p>{@code usage} holds what the backend measured of the whole process tree (with resource caps:
  * cgroups or the /proc sampler); a value it did not measure is null.
@@ -44,6 +48,7 @@ final class JsonOutput {
     b.append(",\"stdout_truncated\":").append(r != null && r.stdoutTruncated());
     b.append(",\"stderr_truncated\":").append(r != null && r.stderrTruncated());
     b.append(",\"wall_ms\":").append(r == null ? "0" : millis(r.wallTime()));
+    b.append(",\"child_ms\":").append(r == null ? "0" : millis(r.childTime()));
     b.append(",\"error\":");
     SandboxException e = outcome.error();
     if (e == null) {

@@ -532,8 +532,11 @@ public final class Execution {
     }
   }
 
-  /** Nanoseconds from spawn to reap, or to now while the child runs. */
-  public long wallNanos() {
+  /**
+   * Nanoseconds from the spawn to the child's reaping, or to now while it runs: the child's own
+   * time, without the drain of output that background processes hold after it exited.
+   */
+  public long childNanos() {
     lock.lock();
     try {
       return (exited() ? exitNanos : System.nanoTime()) - startNanos;

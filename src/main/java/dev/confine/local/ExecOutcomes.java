@@ -64,7 +64,8 @@ public final class ExecOutcomes {
    * Spawns under {@code guard} (which it owns: closed however the exec ends, a program that cannot
    * be found included), waits as an exec does and classifies the outcome. Spawn failures are
    * classified here; a failure of another type from the guard's spawn (a confinement that could not
-   * be applied, say) propagates for the caller to classify.
+   * be applied, say) propagates for the caller to classify. The result's wall time runs from this
+   * call to the result, the drain and the tree's kill included.
    *
    * @param deadline the call's deadline ({@link System#nanoTime()} based)
    */
@@ -75,6 +76,7 @@ public final class ExecOutcomes {
       long outputCap,
       TreeGuard guard,
       long deadline) {
+    long startNanos = System.nanoTime();
     String cmd = request.command();
     ExecOptions opts = request.options();
     List<String> argv = new ArrayList<>(request.args().size() + 1);
@@ -103,7 +105,7 @@ public final class ExecOutcomes {
     } catch (EngineException e) {
       throw new SandboxException(Kind.INTERNAL, "sandbox: exec " + cmd + ": " + e.getMessage(), e);
     }
-    return classify(cmd, opts, execution, done);
+    return classify(cmd, opts, execution, done, startNanos);
   }
 
   /** The call's {@code maxOutputBytes} when positive, else the runner's default cap. */
@@ -123,8 +125,14 @@ public final class ExecOutcomes {
     return new SandboxException(kind, "sandbox: exec " + cmd + ": " + e.getMessage(), e);
   }
 
+  /**
+   * The result of a completed exec, or the error it ended in carrying that result.
+   *
+   * @param startNanos when the call began ({@link System#nanoTime()}): its wall time runs from
+   *     there to now
+   */
   public static ExecResult classify(
-      String cmd, ExecOptions opts, Execution execution, Completion done) {
+      String cmd, ExecOptions opts, Execution execution, Completion done, long startNanos) {
     TreeUsage u = done.usage();
     ExecResult.Builder b =
         ExecResult.builder()
@@ -140,7 +148,7 @@ public final class ExecOutcomes {
             .stderr(execution.stderr())
             .stdoutTruncated(execution.stdoutTruncated())
             .stderrTruncated(execution.stderrTruncated())
-            .wallTime(Duration.ofNanos(execution.wallNanos()))
+            .childTime(Duration.ofNanos(execution.childNanos()))
             .leftoversKilled(done.leftoversKilled());
     if (done.exit() != null) {
       if (done.exit().signaled()) {
@@ -151,7 +159,8 @@ public final class ExecOutcomes {
     } else {
       b.exitCode(-1);
     }
-    ExecResult result = b.build();
+    // Taken once the output is copied out of the engine: that copy is part of the caller's wait.
+    ExecResult result = b.wallTime(Duration.ofNanos(System.nanoTime() - startNanos)).build();
     if (done.unenforceable() != null) {
       throw new SandboxException(
           Kind.NOT_AVAILABLE,

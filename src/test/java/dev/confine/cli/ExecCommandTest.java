@@ -343,6 +343,24 @@ class ExecCommandTest {
   }
 
   @Test
+  void wallMsIsTheWholeCallTheDrainIncluded() {
+    long start = System.nanoTime();
+    Run r = run(Main.BACKEND, new byte[0], "exec", "--json", "--", "sh", "-c", "sleep 60 & echo x");
+    double elapsedMs = (System.nanoTime() - start) / 1e6;
+    assertThat(r.status()).isZero();
+    java.util.regex.Matcher m =
+        java.util.regex.Pattern.compile("\"wall_ms\":([0-9.]+),").matcher(r.outText());
+    assertThat(m.find()).as(r.outText()).isTrue();
+    assertThat(Double.parseDouble(m.group(1))).isBetween(2_000.0, elapsedMs);
+    java.util.regex.Matcher child =
+        java.util.regex.Pattern.compile("\"child_ms\":([0-9.]+),").matcher(r.outText());
+    assertThat(child.find()).as(r.outText()).isTrue();
+    // The child exited at once; the call then waited the 2 s drain for the background sleep.
+    assertThat(Double.parseDouble(child.group(1)))
+        .isLessThanOrEqualTo(Double.parseDouble(m.group(1)) - 2_000.0);
+  }
+
+  @Test
   void theBuiltInBackendHonoursMaxOutputAsTheRunnerDefault() {
     Run r = run(Main.BACKEND, new byte[0], "exec", "--max-output", "3", "--", "echo", "hello");
     assertThat(r.outText()).isEqualTo("hel");
@@ -517,7 +535,7 @@ class ExecCommandTest {
         .isEqualTo(
             "{\"exit_code\":3,\"signal\":null,\"stdout\":\"out \\\"q\\\"\\n\","
                 + "\"stderr\":\"err\\t\\u0001\",\"stdout_truncated\":false,"
-                + "\"stderr_truncated\":false,\"wall_ms\":12.346,\"error\":null"
+                + "\"stderr_truncated\":false,\"wall_ms\":12.346,\"child_ms\":0,\"error\":null"
                 + ",\"usage\":{\"peak_memory_bytes\":null,\"cpu_user_ms\":null,\"cpu_system_ms\":null,\"pids_limit_hit\":false}}\n");
   }
 
@@ -536,7 +554,7 @@ class ExecCommandTest {
     assertThat(r.outText())
         .isEqualTo(
             "{\"exit_code\":-1,\"signal\":9,\"stdout\":\"so far\",\"stderr\":\"\","
-                + "\"stdout_truncated\":false,\"stderr_truncated\":false,\"wall_ms\":1000,"
+                + "\"stdout_truncated\":false,\"stderr_truncated\":false,\"wall_ms\":1000,\"child_ms\":0,"
                 + "\"error\":{\"kind\":\"TIMEOUT\",\"message\":\"sandbox: timed out\"}"
                 + ",\"usage\":{\"peak_memory_bytes\":null,\"cpu_user_ms\":null,\"cpu_system_ms\":null,\"pids_limit_hit\":false}}\n");
   }
@@ -549,7 +567,7 @@ class ExecCommandTest {
     assertThat(r.outText())
         .isEqualTo(
             "{\"exit_code\":-1,\"signal\":null,\"stdout\":\"\",\"stderr\":\"\","
-                + "\"stdout_truncated\":false,\"stderr_truncated\":false,\"wall_ms\":0,"
+                + "\"stdout_truncated\":false,\"stderr_truncated\":false,\"wall_ms\":0,\"child_ms\":0,"
                 + "\"error\":{\"kind\":\"NOT_FOUND\",\"message\":\"sandbox: exec"
                 + " no-such-program-confine: executable file not found in $PATH\"}"
                 + ",\"usage\":{\"peak_memory_bytes\":null,\"cpu_user_ms\":null,\"cpu_system_ms\":null,\"pids_limit_hit\":false}}\n");
