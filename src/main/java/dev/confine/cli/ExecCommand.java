@@ -6,7 +6,6 @@ import dev.confine.SandboxException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
@@ -111,8 +110,7 @@ final class ExecCommand implements Callable<Integer> {
 
     Outcome outcome = run(rootDir, options);
     if (json) {
-      out.writeBytes((JsonOutput.of(outcome) + "\n").getBytes(StandardCharsets.UTF_8));
-      out.flush();
+      JsonOutput.write(outcome, out);
       return 0;
     }
     PlainOutput.write(outcome, out, err);

@@ -108,6 +108,44 @@ class JsonOutputTest {
     assertThat(JsonOutput.of(Outcome.of(r))).contains("\"stdout\":\"a\ufffdb\ufffd\"");
   }
 
+  @Test
+  void theStreamedOutputEscapesAsTheStringItDecodesTo() {
+    // Random bytes around the writer's buffer sizes: every split of a multi-byte sequence,
+    // malformed
+    // input and surrogate pairs must come out as JsonString would quote new String(bytes, UTF_8).
+    java.util.Random random = new java.util.Random(15);
+    byte[] alphabet = "a\"\\\n\u0001".getBytes(StandardCharsets.UTF_8);
+    byte[][] pieces = {
+      alphabet,
+      "é".getBytes(StandardCharsets.UTF_8),
+      "€".getBytes(StandardCharsets.UTF_8),
+      "😀".getBytes(StandardCharsets.UTF_8),
+      {(byte) 0xff},
+      {(byte) 0xc3},
+      {(byte) 0xf0, (byte) 0x9f}
+    };
+    for (int round = 0; round < 200; round++) {
+      java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+      int target = random.nextInt(3) == 0 ? 4096 + random.nextInt(16) : random.nextInt(40_000);
+      while (bytes.size() < target) {
+        byte[] p = pieces[random.nextInt(pieces.length)];
+        if (p == alphabet) {
+          bytes.write(p[random.nextInt(p.length)]);
+        } else {
+          bytes.writeBytes(p);
+        }
+      }
+      byte[] out = bytes.toByteArray();
+      ExecResult r = ExecResult.builder().stdout(out).build();
+      assertThat(JsonOutput.of(Outcome.of(r)))
+          .as("round %d", round)
+          .contains(
+              "\"stdout\":"
+                  + JsonString.quote(new String(out, StandardCharsets.UTF_8))
+                  + ",\"stderr\":\"\",");
+    }
+  }
+
   @ParameterizedTest
   @CsvSource({
     "0, 0",
