@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
 
 /**
  * One spawned child whose stdout and stderr are captured and whose stdin is fed from bytes: its
@@ -25,6 +26,8 @@ public final class Execution {
   // A handed-off spawn's outcome is picked up at the latest this long after the hand-off, so that
   // an exit is seen on the pidfd while a background process still holds the pipes.
   private static final long ADOPT_WITHIN_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+  private static final long SERIAL_HAND_OVER_BYTES = 1 << 20;
+  private static final ReentrantLock HAND_OVER = new ReentrantLock();
 
   private final FdDriver driver;
   private int pid; // -1 while a handed-off spawn is pending
@@ -72,8 +75,9 @@ public final class Execution {
    * {@link #runToCompletion} (use {@link #startWatched} not to wait).
    *
    * @param stdin the bytes for the child's stdin when {@code spec.pipeStdin()}, else ignored
-   * @param outputCap how many bytes of each output stream to keep
+   * @param outputCap how many bytes of each output stream to keep, at most {@link #maxOutputCap()}
    * @throws ErrnoException when the spawn fails
+   * @throws IllegalArgumentException when {@code outputCap} is above {@link #maxOutputCap()}
    */
   public static Execution start(SpawnSpec spec, byte[] stdin, long outputCap) {
     return start(spec, stdin, outputCap, TreeGuard.NONE);
@@ -107,6 +111,11 @@ public final class Execution {
 
   private static Execution start(
       SpawnSpec spec, byte[] stdin, long outputCap, TreeGuard guard, FdDriver driver) {
+    if (outputCap < 0 || outputCap > maxOutputCap()) {
+      guard.close(); // before anything is spawned
+      throw new IllegalArgumentException(
+          "output cap " + outputCap + " outside 0.." + maxOutputCap() + " (see maxOutputCap)");
+    }
     if (guard instanceof TreeGuard.HandedOff h
         && driver instanceof CallerPoll
         && spec.terminal() == null) {
@@ -412,9 +421,12 @@ public final class Execution {
 
   /**
    * Stops reading the outputs that are still open (a process outside the group holds them) and
-   * stops feeding stdin; what was captured stays.
+   * stops feeding stdin; what was captured stays, and its reservation in the JVM's capture budget
+   * is given back.
    */
   public void closeStreams() {
+    stdout.release();
+    stderr.release();
     List<Long> tokens = new ArrayList<>(3);
     lock.lock();
     try {
@@ -545,14 +557,71 @@ public final class Execution {
     }
   }
 
-  /** The kept stdout bytes. */
-  public byte[] stdout() {
-    return stdout.toByteArray();
+  /**
+   * The most bytes per output stream this JVM lets an exec keep: the largest Java array ({@code
+   * Integer.MAX_VALUE - 8} bytes) or an eighth of the maximum heap ({@link Runtime#maxMemory()}),
+   * whichever is smaller. An exec holds at most its two streams' caps while it runs (plus a chunk
+   * of up to 256 KiB each) and, for a moment while the result is built from them, four (the taken
+   * arrays and the result's own copies): at this limit, half the maximum heap.
+   */
+  public static long maxOutputCap() {
+    return Math.min(Integer.MAX_VALUE - 8, Runtime.getRuntime().maxMemory() / 8);
   }
 
-  /** The kept stderr bytes. */
+  /**
+   * Runs {@code build}, which takes the output ({@link #takeStdout}, {@link #takeStderr}) and makes
+   * the result from it: the copies it makes are outside the {@link CaptureBudget}, so a large
+   * output (1 MiB or more) is handed over by one exec of the JVM at a time, and the heap holds the
+   * copies of one large result at once. Small outputs do not wait.
+   */
+  public <T> T handOver(Supplier<T> build) {
+    if (stdout.kept() + stderr.kept() < SERIAL_HAND_OVER_BYTES) {
+      return build.get();
+    }
+    HAND_OVER.lock();
+    try {
+      return build.get();
+    } finally {
+      HAND_OVER.unlock();
+    }
+  }
+
+  /** A copy of the stdout bytes kept so far (the child may still be writing). */
+  public byte[] stdout() {
+    return stdout.snapshot();
+  }
+
+  /** A copy of the stderr bytes kept so far (the child may still be writing). */
   public byte[] stderr() {
-    return stderr.toByteArray();
+    return stderr.snapshot();
+  }
+
+  /**
+   * The kept stdout bytes once the exec has ended, handed over without a second copy: nothing is
+   * kept after this, and later calls return the same array, which callers must not change.
+   */
+  public byte[] takeStdout() {
+    return stdout.take();
+  }
+
+  /** As {@link #takeStdout()}, for stderr. */
+  public byte[] takeStderr() {
+    return stderr.take();
+  }
+
+  /**
+   * What the capture lost because the heap could not hold it (for example {@code "stdout: the JVM's
+   * heap could hold only the first 1048576 bytes"}), or null when it lost nothing.
+   */
+  public String captureFailure() {
+    String out = stdout.starvation();
+    String err = stderr.starvation();
+    if (out == null && err == null) {
+      return null;
+    }
+    return out == null
+        ? "stderr: " + err
+        : err == null ? "stdout: " + out : "stdout: " + out + "; stderr: " + err;
   }
 
   /** Whether stdout went past the cap. */

@@ -62,12 +62,16 @@ public final class ExecOutcomes {
 
   /**
    * Spawns under {@code guard} (which it owns: closed however the exec ends, a program that cannot
-   * be found included), waits as an exec does and classifies the outcome. Spawn failures are
-   * classified here; a failure of another type from the guard's spawn (a confinement that could not
-   * be applied, say) propagates for the caller to classify. The result's wall time runs from this
-   * call to the result, the drain and the tree's kill included.
+   * be found or a refused output cap included), waits as an exec does and classifies the outcome.
+   * Spawn failures are classified here; a failure of another type from the guard's spawn (a
+   * confinement that could not be applied, say) propagates for the caller to classify. The result's
+   * wall time runs from this call to the result, the drain and the tree's kill included.
    *
+   * @param outputCap the capture cap per stream ({@link #outputCap}); {@link Long#MAX_VALUE} (a
+   *     runner built without one) keeps what this JVM can capture, {@link #captureCap}
    * @param deadline the call's deadline ({@link System#nanoTime()} based)
+   * @throws SandboxException VALIDATION, before anything runs, for a finite cap above what this JVM
+   *     can capture
    */
   public static ExecResult run(
       ExecRequest request,
@@ -83,7 +87,9 @@ public final class ExecOutcomes {
     argv.add(cmd);
     argv.addAll(request.args());
     String executable;
+    long cap;
     try {
+      cap = captureCap(cmd, outputCap);
       executable = executable(cmd, workDir);
     } catch (RuntimeException e) {
       guard.close(); // nothing was spawned: a cgroup made for this exec goes at once
@@ -96,7 +102,7 @@ public final class ExecOutcomes {
           Execution.start(
               new SpawnSpec(executable, argv, env, workDir.toString(), opts.hasStdin()),
               opts.stdin(),
-              outputCap,
+              cap,
               guard);
       // A spawn handed to another thread reports its failure from here.
       done = execution.runToCompletion(deadline, LocalRunner.DRAIN.toNanos());
@@ -106,6 +112,60 @@ public final class ExecOutcomes {
       throw new SandboxException(Kind.INTERNAL, "sandbox: exec " + cmd + ": " + e.getMessage(), e);
     }
     return classify(cmd, opts, execution, done, startNanos);
+  }
+
+  /**
+   * The capture cap an exec runs with: {@code outputCap}, or for {@link Long#MAX_VALUE} (no cap of
+   * the runner's own) the most this JVM can capture ({@link Execution#maxOutputCap()}: the largest
+   * Java array or an eighth of the maximum heap, whichever is smaller), where the result's
+   * truncation flags say when output went past it.
+   *
+   * @throws SandboxException VALIDATION for any other cap above that limit, naming it: the JVM
+   *     would run out of heap holding it
+   */
+  public static long captureCap(String cmd, long outputCap) {
+    long limit = Execution.maxOutputCap();
+    if (outputCap == Long.MAX_VALUE) {
+      return limit;
+    }
+    if (outputCap > limit) {
+      long heap = Runtime.getRuntime().maxMemory();
+      throw new SandboxException(
+          Kind.VALIDATION,
+          "sandbox: exec "
+              + cmd
+              + ": maxOutputBytes "
+              + outputCap
+              + " ("
+              + size(outputCap)
+              + ") is more than this JVM can capture per stream: at most "
+              + limit
+              + " bytes ("
+              + size(limit)
+              + "), "
+              + (limit == heap / 8
+                  ? "an eighth of its "
+                      + size(heap)
+                      + " maximum heap; lower the cap or give the JVM"
+                      + " a larger heap (-Xmx)"
+                  : "the largest Java array; lower the cap"));
+    }
+    return outputCap;
+  }
+
+  /** {@code 1.5 GiB}, {@code 640.0 KiB}, {@code 12 bytes}. */
+  static String size(long bytes) {
+    String[] units = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    if (bytes < 1024) {
+      return bytes + " bytes";
+    }
+    double v = bytes;
+    int u = -1;
+    while (v >= 1024 && u < units.length - 1) {
+      v /= 1024;
+      u++;
+    }
+    return String.format(java.util.Locale.ROOT, "%.1f %s", v, units[u]);
   }
 
   /** The call's {@code maxOutputBytes} when positive, else the runner's default cap. */
@@ -144,10 +204,6 @@ public final class ExecOutcomes {
                         u.cpuUserNanos() < 0 ? null : Duration.ofNanos(u.cpuUserNanos()),
                         u.cpuSystemNanos() < 0 ? null : Duration.ofNanos(u.cpuSystemNanos()),
                         u.pidsLimitHit()))
-            .stdout(execution.stdout())
-            .stderr(execution.stderr())
-            .stdoutTruncated(execution.stdoutTruncated())
-            .stderrTruncated(execution.stderrTruncated())
             .childTime(Duration.ofNanos(execution.childNanos()))
             .leftoversKilled(done.leftoversKilled());
     if (done.exit() != null) {
@@ -159,8 +215,29 @@ public final class ExecOutcomes {
     } else {
       b.exitCode(-1);
     }
-    // Taken once the output is copied out of the engine: that copy is part of the caller's wait.
-    ExecResult result = b.wallTime(Duration.ofNanos(System.nanoTime() - startNanos)).build();
+    ExecResult result =
+        execution.handOver(
+            () -> {
+              b.stdout(execution.takeStdout()).stderr(execution.takeStderr());
+              // After the take, which may lose what the heap could not copy.
+              b.stdoutTruncated(execution.stdoutTruncated());
+              b.stderrTruncated(execution.stderrTruncated());
+              // Taken once the output is copied out of the engine: part of the caller's wait.
+              b.wallTime(Duration.ofNanos(System.nanoTime() - startNanos));
+              try {
+                return b.build();
+              } catch (OutOfMemoryError e) {
+                // The result's own copies did not fit (other work filled the heap): a failed array
+                // allocation leaves the heap usable, so this is reported, not thrown as an Error.
+                throw new SandboxException(
+                    Kind.NOT_AVAILABLE,
+                    "sandbox: exec "
+                        + cmd
+                        + ": the JVM's heap could not hold the result's copy of the output ("
+                        + (execution.takeStdout().length + (long) execution.takeStderr().length)
+                        + " bytes); the command ran, its output is lost");
+              }
+            });
     if (done.unenforceable() != null) {
       throw new SandboxException(
           Kind.NOT_AVAILABLE,
@@ -169,6 +246,19 @@ public final class ExecOutcomes {
               + ": "
               + done.unenforceable().getMessage(),
           done.unenforceable(),
+          result);
+    }
+    String lost = execution.captureFailure();
+    if (lost != null) {
+      throw new SandboxException(
+          Kind.NOT_AVAILABLE,
+          "sandbox: exec "
+              + cmd
+              + ": output capture stopped short of its cap, "
+              + lost
+              + " (the rest was read and dropped); lower maxOutputBytes, run fewer large execs at"
+              + " once or give the JVM more heap",
+          null,
           result);
     }
     if (done.exceeded() != null) {

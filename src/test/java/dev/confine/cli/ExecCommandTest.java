@@ -361,6 +361,33 @@ class ExecCommandTest {
   }
 
   @Test
+  void aMaxOutputTheJvmCannotHoldIsRefusedInOneLineWith125(@TempDir Path tmp) {
+    long limit = Math.min(Integer.MAX_VALUE - 8, Runtime.getRuntime().maxMemory() / 8);
+    Run r =
+        run(
+            Main.BACKEND,
+            new byte[0],
+            "exec",
+            "--root",
+            tmp.toString(),
+            "--max-output",
+            "1t",
+            "--",
+            "touch",
+            "ran");
+    assertThat(r.status()).isEqualTo(125);
+    assertThat(r.out()).isEmpty();
+    assertThat(r.err().lines().toList())
+        .singleElement()
+        .satisfies(
+            line ->
+                assertThat(line)
+                    .startsWith("confine: sandbox: exec touch: maxOutputBytes 1099511627776")
+                    .contains("at most " + limit + " bytes"));
+    assertThat(tmp.resolve("ran")).doesNotExist();
+  }
+
+  @Test
   void theBuiltInBackendHonoursMaxOutputAsTheRunnerDefault() {
     Run r = run(Main.BACKEND, new byte[0], "exec", "--max-output", "3", "--", "echo", "hello");
     assertThat(r.outText()).isEqualTo("hel");
