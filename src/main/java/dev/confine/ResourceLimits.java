@@ -14,9 +14,11 @@ package dev.confine;
  *     cap above what the JVM can capture per stream: the largest Java array (2^31 - 9 bytes) or an
  *     eighth of the maximum heap ({@code Runtime.maxMemory()}), whichever is smaller. An exec holds
  *     at most its two streams' caps while it runs, and four for a moment while its result is made
- *     (one large result at a time in a JVM), so one exec at the limit stays within half the heap.
- *     The execs running in a JVM share a capture budget of a quarter of its heap: an exec that
- *     finds it spent stops keeping output and fails with NOT_AVAILABLE carrying what it kept
+ *     (one large result at a time in a JVM), so one exec at the limit stays within half the heap. A
+ *     runner's own default that nobody chose (the built-in 10 MiB, on a heap under 80 MiB, or no
+ *     cap at all) is lowered to the limit instead, its truncation flags saying when output went
+ *     past it. The execs running in a JVM share a capture budget of a quarter of its heap: an exec
+ *     that finds it spent stops keeping output and fails with NOT_AVAILABLE carrying what it kept
  * @param maxProcesses a cap on processes and threads of the whole tree
  */
 public record ResourceLimits(

@@ -89,7 +89,7 @@ public final class ExecOutcomes {
     String executable;
     long cap;
     try {
-      cap = captureCap(cmd, outputCap);
+      cap = captureCap(cmd, outputCap, opts.resources().maxOutputBytes() > 0);
       executable = executable(cmd, workDir);
     } catch (RuntimeException e) {
       guard.close(); // nothing was spawned: a cgroup made for this exec goes at once
@@ -115,18 +115,21 @@ public final class ExecOutcomes {
   }
 
   /**
-   * The capture cap an exec runs with: {@code outputCap}, or for {@link Long#MAX_VALUE} (no cap of
-   * the runner's own) the most this JVM can capture ({@link Execution#maxOutputCap()}: the largest
-   * Java array or an eighth of the maximum heap, whichever is smaller), where the result's
-   * truncation flags say when output went past it.
+   * The capture cap an exec runs with: {@code outputCap}, lowered to the most this JVM can capture
+   * ({@link Execution#maxOutputCap()}: the largest Java array or an eighth of the maximum heap,
+   * whichever is smaller) when it is a runner's default that nobody chose: no cap ({@link
+   * Long#MAX_VALUE}) or the built-in 10 MiB on a heap under 80 MiB. The result's truncation flags
+   * then say when output went past it.
    *
+   * @param fromCall whether the call's own {@code maxOutputBytes} set the cap
    * @throws SandboxException VALIDATION for any other cap above that limit, naming it: the JVM
    *     would run out of heap holding it
    */
-  public static long captureCap(String cmd, long outputCap) {
+  public static long captureCap(String cmd, long outputCap, boolean fromCall) {
     long limit = Execution.maxOutputCap();
-    if (outputCap == Long.MAX_VALUE) {
-      return limit;
+    if (!fromCall
+        && (outputCap == Long.MAX_VALUE || outputCap == LocalRunner.DEFAULT_MAX_OUTPUT_BYTES)) {
+      return Math.min(outputCap, limit);
     }
     if (outputCap > limit) {
       long heap = Runtime.getRuntime().maxMemory();

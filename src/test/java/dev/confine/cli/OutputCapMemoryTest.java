@@ -60,7 +60,7 @@ class OutputCapMemoryTest {
 
   @Test
   void theProbeSawTheHeapItWasGiven() {
-    assertThat(lines).containsKeys("unlimited", "both", "json", "refused", "concurrent");
+    assertThat(lines).containsKeys("unlimited", "both", "json", "refused", "concurrent", "default");
   }
 
   @Test
@@ -88,6 +88,13 @@ class OutputCapMemoryTest {
     assertThat(lines.get("refused"))
         .startsWith("status=125 err=confine: sandbox: exec true: maxOutputBytes 8589934592")
         .contains("at most " + LIMIT + " bytes");
+  }
+
+  @Test
+  void theBuiltInDefaultIsLoweredToWhatThisHeapCapturesNotRefused() {
+    assertThat(lines.get("default"))
+        .isEqualTo(
+            "status=0 bytes=" + LIMIT + " err=confine: stdout truncated at " + LIMIT + " bytes");
   }
 
   @Test

@@ -29,7 +29,8 @@ final class OutputCapProbe {
 
   public static void main(String[] args) {
     String root = args[0];
-    for (String scenario : List.of("unlimited", "both", "json", "refused", "concurrent")) {
+    for (String scenario :
+        List.of("unlimited", "both", "json", "refused", "concurrent", "default")) {
       try {
         System.out.println(scenario + " " + run(scenario, root));
       } catch (Throwable t) {
@@ -120,6 +121,24 @@ final class OutputCapProbe {
           t.join();
         }
         yield "outcomes=" + outcomes;
+      }
+      case "default" -> {
+        // The built-in 10 MiB is more than this heap captures: lowered to the limit, not refused.
+        CountingStream out = new CountingStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int status =
+            Main.run(
+                new String[] {"exec", "--root", root, "--", "head", "-c", "20m", "/dev/zero"},
+                new ByteArrayInputStream(new byte[0]),
+                new PrintStream(out, false, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8),
+                Main.BACKEND);
+        yield "status="
+            + status
+            + " bytes="
+            + out.count
+            + " err="
+            + err.toString(StandardCharsets.UTF_8).strip();
       }
       default -> throw new IllegalArgumentException(scenario);
     };

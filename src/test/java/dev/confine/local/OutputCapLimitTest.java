@@ -104,6 +104,24 @@ class OutputCapLimitTest {
   }
 
   @Test
+  void aDefaultNobodyChoseIsLoweredToTheLimitAndAnythingElseAboveItIsRefused() {
+    long limit = limit();
+    assertThat(ExecOutcomes.captureCap("x", Long.MAX_VALUE, false)).isEqualTo(limit);
+    assertThat(ExecOutcomes.captureCap("x", LocalRunner.DEFAULT_MAX_OUTPUT_BYTES, false))
+        .isEqualTo(Math.min(LocalRunner.DEFAULT_MAX_OUTPUT_BYTES, limit));
+    assertThat(ExecOutcomes.captureCap("x", limit, true)).isEqualTo(limit);
+    assertThat(ExecOutcomes.captureCap("x", 5, true)).isEqualTo(5);
+    for (boolean fromCall : new boolean[] {true, false}) {
+      try {
+        ExecOutcomes.captureCap("x", limit + 1, fromCall);
+        throw new AssertionError("expected a refusal");
+      } catch (SandboxException e) {
+        assertThat(e.kind()).isEqualTo(Kind.VALIDATION);
+      }
+    }
+  }
+
+  @Test
   void theLimitIsAnEighthOfTheHeapAndAJavaArrayAtMost() {
     assertThat(limit())
         .isEqualTo(Math.min(Integer.MAX_VALUE - 8, Runtime.getRuntime().maxMemory() / 8));
