@@ -5,6 +5,7 @@ import dev.confine.ExecOptions;
 import dev.confine.NetMode;
 import dev.confine.NetPolicy;
 import dev.confine.ResourceLimits;
+import java.io.InputStream;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -111,15 +112,15 @@ final class PolicyOptions {
   }
 
   /**
-   * The options the command line describes, with {@code stdin}.
+   * The options the command line describes, with {@code stdin} (a stream, or null for none).
    *
    * @throws ParameterException (a usage error of {@code spec}) for a malformed {@code --env} or a
    *     name of {@code --env} or {@code --env-allow} that is not a variable name
    */
-  ExecOptions options(CommandSpec spec, byte[] stdin) {
+  ExecOptions options(CommandSpec spec, InputStream stdin) {
     return ExecOptions.builder()
         .workDir(workDir)
-        .stdin(stdin)
+        .stdinStream(stdin)
         .timeout(timeout)
         .env(envPolicy(spec, injectedEnv(spec)))
         .net(net == NetMode.DENY_ALL ? NetPolicy.denyAll() : NetPolicy.defaults())

@@ -1,6 +1,7 @@
 package dev.confine.linux;
 
 import dev.confine.linux.libc.LibC;
+import java.io.InputStream;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
@@ -47,6 +48,7 @@ public final class Execution {
   private final Stream out = new Stream();
   private final Stream err = new Stream();
   private final Stream in = new Stream();
+  private StdinPump pump; // under lock; null unless stdin is a stream
 
   /**
    * One pipe of the child on the driver. Its handler can run before {@link EventLoop#register}
@@ -95,6 +97,25 @@ public final class Execution {
     return start(
         spec,
         stdin,
+        null,
+        outputCap,
+        guard,
+        Thread.currentThread().isVirtual() ? FdDriver.loop() : new CallerPoll());
+  }
+
+  /**
+   * As {@link #start(SpawnSpec, byte[], long, TreeGuard)}, with the child's stdin fed from {@code
+   * stdin} while it runs by a {@link StdinPump}: a daemon platform thread started here, on the
+   * calling thread (so it is never confined), and stopped when the exec ends ({@link
+   * #closeStreams}). The child starts at once, whatever the stream does. {@code spec.pipeStdin()}
+   * must be true.
+   */
+  public static Execution startStreaming(
+      SpawnSpec spec, InputStream stdin, long outputCap, TreeGuard guard) {
+    return start(
+        spec,
+        null,
+        stdin,
         outputCap,
         guard,
         Thread.currentThread().isVirtual() ? FdDriver.loop() : new CallerPoll());
@@ -106,11 +127,16 @@ public final class Execution {
    * child is otherwise only read and reaped while its caller waits).
    */
   public static Execution startWatched(SpawnSpec spec, byte[] stdin, long outputCap) {
-    return start(spec, stdin, outputCap, TreeGuard.NONE, FdDriver.loop());
+    return start(spec, stdin, null, outputCap, TreeGuard.NONE, FdDriver.loop());
   }
 
   private static Execution start(
-      SpawnSpec spec, byte[] stdin, long outputCap, TreeGuard guard, FdDriver driver) {
+      SpawnSpec spec,
+      byte[] stdin,
+      InputStream stdinStream,
+      long outputCap,
+      TreeGuard guard,
+      FdDriver driver) {
     if (outputCap < 0 || outputCap > maxOutputCap()) {
       guard.close(); // before anything is spawned
       throw new IllegalArgumentException(
@@ -119,7 +145,7 @@ public final class Execution {
     if (guard instanceof TreeGuard.HandedOff h
         && driver instanceof CallerPoll
         && spec.terminal() == null) {
-      return handOff(spec, stdin, outputCap, h, driver);
+      return handOff(spec, stdin, stdinStream, outputCap, h, driver);
     }
     Spawner.Spawned s;
     try {
@@ -130,7 +156,7 @@ public final class Execution {
     }
     guard.started(s.pid());
     Execution e = new Execution(driver, s.pid(), outputCap, guard);
-    e.watchPipes(s.stdinFd(), s.stdoutFd(), s.stderrFd(), stdin);
+    e.watchPipes(s.stdinFd(), s.stdoutFd(), s.stderrFd(), stdin, stdinStream);
     driver.register(s.pidfd(), LibC.EPOLLIN(), e::onExit, true);
     return e;
   }
@@ -142,7 +168,12 @@ public final class Execution {
    * after {@link #ADOPT_WITHIN_NANOS} at the latest (see {@link #adopt}).
    */
   private static Execution handOff(
-      SpawnSpec spec, byte[] stdin, long outputCap, TreeGuard.HandedOff guard, FdDriver driver) {
+      SpawnSpec spec,
+      byte[] stdin,
+      InputStream stdinStream,
+      long outputCap,
+      TreeGuard.HandedOff guard,
+      FdDriver driver) {
     Spawner.Pipes pipes;
     PendingSpawn pending;
     try {
@@ -161,17 +192,26 @@ public final class Execution {
     }
     Execution e = new Execution(driver, -1, outputCap, guard);
     e.pending = pending;
-    e.watchPipes(pipes.stdinWrite(), pipes.stdoutRead(), pipes.stderrRead(), stdin);
+    e.watchPipes(pipes.stdinWrite(), pipes.stdoutRead(), pipes.stderrRead(), stdin, stdinStream);
     return e;
   }
 
-  private void watchPipes(int stdinFd, int stdoutFd, int stderrFd, byte[] stdinBytes) {
+  private void watchPipes(
+      int stdinFd, int stdoutFd, int stderrFd, byte[] stdinBytes, InputStream stdinStream) {
     Syscalls.setNonBlocking(stdoutFd);
     Syscalls.setNonBlocking(stderrFd);
     register(out, stdoutFd, LibC.EPOLLIN(), reader(out, stdout));
     register(err, stderrFd, LibC.EPOLLIN(), reader(err, stderr));
     if (stdinFd >= 0) {
-      if (stdinBytes == null || stdinBytes.length == 0) {
+      if (stdinStream != null) {
+        StdinPump p = StdinPump.start(stdinStream, stdinFd);
+        lock.lock();
+        try {
+          pump = p;
+        } finally {
+          lock.unlock();
+        }
+      } else if (stdinBytes == null || stdinBytes.length == 0) {
         Syscalls.close(stdinFd);
       } else {
         Syscalls.setNonBlocking(stdinFd);
@@ -210,6 +250,25 @@ public final class Execution {
     guard.started(pid);
     driver.register(s.pidfd(), LibC.EPOLLIN(), this::onExit, true);
     return true;
+  }
+
+  /**
+   * Why the stdin stream could not be read to its end (the stream's exception, or why its pump
+   * could not start), or null: the child then read end of file where the input failed.
+   */
+  public Throwable stdinFailure() {
+    StdinPump p = stdinPump();
+    return p == null ? null : p.failure();
+  }
+
+  /** The pump of a streamed stdin, or null. */
+  StdinPump stdinPump() {
+    lock.lock();
+    try {
+      return pump;
+    } finally {
+      lock.unlock();
+    }
   }
 
   /** The child's pid, which is also its process group and session id. */
@@ -427,6 +486,16 @@ public final class Execution {
   public void closeStreams() {
     stdout.release();
     stderr.release();
+    StdinPump p;
+    lock.lock();
+    try {
+      p = pump;
+    } finally {
+      lock.unlock();
+    }
+    if (p != null) {
+      p.stop();
+    }
     List<Long> tokens = new ArrayList<>(3);
     lock.lock();
     try {

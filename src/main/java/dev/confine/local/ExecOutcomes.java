@@ -98,12 +98,11 @@ public final class ExecOutcomes {
     Execution execution;
     Completion done;
     try {
+      SpawnSpec spec = new SpawnSpec(executable, argv, env, workDir.toString(), opts.hasStdin());
       execution =
-          Execution.start(
-              new SpawnSpec(executable, argv, env, workDir.toString(), opts.hasStdin()),
-              opts.stdin(),
-              cap,
-              guard);
+          opts.stdinStream() != null
+              ? Execution.startStreaming(spec, opts.stdinStream(), cap, guard)
+              : Execution.start(spec, opts.stdin(), cap, guard);
       // A spawn handed to another thread reports its failure from here.
       done = execution.runToCompletion(deadline, LocalRunner.DRAIN.toNanos());
     } catch (ErrnoException e) {
@@ -269,6 +268,18 @@ public final class ExecOutcomes {
           Kind.BUDGET_EXCEEDED,
           "sandbox: " + done.exceeded() + " resource cap exceeded while executing " + cmd,
           null,
+          result);
+    }
+    Throwable stdin = execution.stdinFailure();
+    if (stdin != null && done.ending() == Completion.Ending.EXITED) {
+      throw new SandboxException(
+          Kind.INTERNAL,
+          "sandbox: exec "
+              + cmd
+              + ": reading its stdin stream failed ("
+              + stdin
+              + "); the command read end of file there",
+          stdin,
           result);
     }
     switch (done.ending()) {

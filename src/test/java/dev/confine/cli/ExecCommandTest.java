@@ -16,6 +16,7 @@ import dev.confine.testing.HostRequirements;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -37,6 +38,21 @@ class ExecCommandTest {
   private final FakeRunner fake = new FakeRunner();
   private String factoryRoot;
   private long factoryMaxOutput = -1;
+  private byte[] stdinSeen; // what the fake read of a stdin stream while it "ran"
+
+  /** Makes the fake read the stdin stream during the exec, as a runner would, and exit 0. */
+  private void readStdinWhileRunning() {
+    fake.respondWith(
+        r -> {
+          try {
+            InputStream in = r.options().stdinStream();
+            stdinSeen = in == null ? null : in.readAllBytes();
+          } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+          }
+          return ExecResult.ofExit(0);
+        });
+  }
 
   /** What one run of the CLI did. */
   private record Run(int status, byte[] out, String err) {
@@ -77,6 +93,7 @@ class ExecCommandTest {
 
   @Test
   void everyOptionMapsIntoExecOptions(@TempDir Path tmp) throws IOException {
+    readStdinWhileRunning();
     Path input = tmp.resolve("in.bin");
     byte[] bytes = {0, 1, (byte) 0xff, '\n'};
     Files.write(input, bytes);
@@ -115,10 +132,12 @@ class ExecCommandTest {
     Map<String, String> inject = new LinkedHashMap<>();
     inject.put("A", "1");
     inject.put("B", "x=y");
+    ExecOptions got = fake.lastRequest().options();
+    assertThat(stdinSeen).isEqualTo(bytes); // the file, streamed to the runner as it ran
     ExecOptions expected =
         ExecOptions.builder()
             .workDir("sub/dir")
-            .stdin(bytes)
+            .stdinStream(got.stdinStream())
             .timeout(Duration.ofSeconds(90))
             .env(EnvPolicy.allow("PATH", "HOME").withInject(inject))
             .resources(
@@ -183,17 +202,111 @@ class ExecCommandTest {
   }
 
   @Test
-  void stdinFileDashReadsOurOwnStdinFully() {
+  void stdinFileDashHandsOurOwnStdinOverUnread() {
+    readStdinWhileRunning();
     byte[] bytes = {'h', 'i', 0, (byte) 0x80};
     run(bytes, "exec", "--stdin-file", "-", "--", "cat");
-    assertThat(fake.lastRequest().options().stdin()).isEqualTo(bytes);
+    assertThat(fake.lastRequest().options().stdin()).isNull();
+    assertThat(stdinSeen).isEqualTo(bytes); // nothing was read before the exec
+  }
+
+  @Test
+  void aStdinFileIsOpenedOnlyWhenTheExecReadsIt(@TempDir Path tmp) throws IOException {
+    Path file = Files.writeString(tmp.resolve("in"), "late");
+    fake.respondWith(
+        r -> {
+          try {
+            // Replaced after the command line was checked and before the exec read it.
+            Files.writeString(file, "fresh");
+            return ExecResult.of(
+                0, new String(r.options().stdinStream().readAllBytes(), UTF_8), "");
+          } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+          }
+        });
+    Run r = run("exec", "--stdin-file", file.toString(), "--", "cat");
+    assertThat(r.outText()).isEqualTo("fresh");
+  }
+
+  /**
+   * Gives "first\n", then, before "second\n" and the end, waits for the child to say it read the
+   * first line: a child can only say so if its input is streamed, not read whole before it starts.
+   */
+  private static final class Conversation extends java.io.InputStream {
+    private final Path seen;
+    private int step;
+    volatile boolean childAnsweredFirst;
+
+    Conversation(Path seen) {
+      this.seen = seen;
+    }
+
+    @Override
+    public int read() {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public int read(byte[] b, int off, int len) throws IOException {
+      String next;
+      switch (step++) {
+        case 0 -> next = "first\n";
+        case 1 -> {
+          long deadline = System.nanoTime() + 10_000_000_000L;
+          while (!childAnsweredFirst && System.nanoTime() < deadline) {
+            childAnsweredFirst =
+                Files.exists(seen) && Files.readString(seen, UTF_8).equals("first\n");
+            try {
+              Thread.sleep(10);
+            } catch (InterruptedException e) {
+              throw new java.io.InterruptedIOException();
+            }
+          }
+          next = "second\n";
+        }
+        default -> {
+          return -1;
+        }
+      }
+      byte[] bytes = next.getBytes(UTF_8);
+      System.arraycopy(bytes, 0, b, off, bytes.length);
+      return bytes.length;
+    }
+  }
+
+  @Test
+  void aChildReadingLineByLineSeesItsInputBeforeTheInputEnds(@TempDir Path tmp) {
+    Conversation in = new Conversation(tmp.resolve("seen"));
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    int status =
+        Main.run(
+            new String[] {
+              "exec",
+              "--root",
+              tmp.toString(),
+              "--stdin-file",
+              "-",
+              "--",
+              "sh",
+              "-c",
+              "read a; echo \"$a\" > seen; read b; echo \"$a+$b\""
+            },
+            in,
+            new PrintStream(out, true, UTF_8),
+            new PrintStream(new ByteArrayOutputStream(), true, UTF_8),
+            Main.BACKEND);
+    assertThat(status).isZero();
+    assertThat(in.childAnsweredFirst).isTrue();
+    assertThat(out.toString(UTF_8)).isEqualTo("first+second\n");
   }
 
   @Test
   void anEmptyStdinFileIsAnEmptyPipeNotNoStdin(@TempDir Path tmp) throws IOException {
+    readStdinWhileRunning();
     Path empty = Files.createFile(tmp.resolve("empty"));
     run("exec", "--stdin-file", empty.toString(), "--", "cat");
-    assertThat(fake.lastRequest().options().stdinLength()).isZero();
+    assertThat(fake.lastRequest().options().hasStdin()).isTrue();
+    assertThat(stdinSeen).isEmpty();
   }
 
   // ---- argument separation ----
@@ -658,7 +771,13 @@ class ExecCommandTest {
             "--env-allow \"\" is not a variable name"),
         Arguments.of(
             List.of("exec", "--json", "--stdin-file", "/no/such/file", "--", "cat"),
-            "cannot read --stdin-file \"/no/such/file\": no such file"));
+            "cannot read --stdin-file \"/no/such/file\": no such file"),
+        Arguments.of(
+            List.of("exec", "--stdin-file", "/", "--", "cat"),
+            "cannot read --stdin-file \"/\": is a directory"),
+        Arguments.of(
+            List.of("exec", "--stdin-file", "a\0b", "--", "cat"),
+            "cannot read --stdin-file \"a\\u0000b\": Nul character not allowed"));
   }
 
   @ParameterizedTest
