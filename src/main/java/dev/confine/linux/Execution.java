@@ -12,11 +12,12 @@ import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 
 /**
- * One spawned child whose stdout and stderr are captured and whose stdin is fed from bytes: its
- * pidfd reports the exit (reaped with {@code waitid(P_PIDFD)}), its pipes are drained as they fill.
- * A platform-thread caller watches them itself while it waits ({@link CallerPoll}); a virtual
- * thread's child is watched by the shared {@link EventLoop}. The caller blocks in {@link
- * #awaitExit} and {@link #awaitOutputClosed} and decides when to kill; this class only carries out.
+ * One spawned child whose stdout and stderr are captured and whose stdin is fed from bytes (or a
+ * stream, by a {@link StdinPump}): its pidfd reports the exit (reaped with {@code
+ * waitid(P_PIDFD)}), its pipes are drained as they fill. A platform-thread caller watches them
+ * itself while it waits ({@link CallerPoll}); a virtual thread's child is watched by the shared
+ * {@link EventLoop}. The caller blocks in {@link #awaitExit} and {@link #awaitOutputClosed} and
+ * decides when to kill; this class only carries out.
  */
 public final class Execution {
   private static final int READS_PER_EVENT = 16;
@@ -259,6 +260,12 @@ public final class Execution {
   public Throwable stdinFailure() {
     StdinPump p = stdinPump();
     return p == null ? null : p.failure();
+  }
+
+  /** How many bytes of the stdin stream reached the child's pipe (0 without a stream). */
+  public long stdinWritten() {
+    StdinPump p = stdinPump();
+    return p == null ? 0 : p.written();
   }
 
   /** The pump of a streamed stdin, or null. */

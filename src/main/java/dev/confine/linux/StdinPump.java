@@ -209,9 +209,4 @@ final class StdinPump implements Runnable {
   long written() {
     return written;
   }
-
-  /** The pump's thread, or null when it could not start; for tests. */
-  Thread thread() {
-    return thread;
-  }
 }

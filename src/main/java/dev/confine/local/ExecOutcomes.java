@@ -276,7 +276,9 @@ public final class ExecOutcomes {
           Kind.INTERNAL,
           "sandbox: exec "
               + cmd
-              + ": reading its stdin stream failed ("
+              + ": reading its stdin stream failed after "
+              + execution.stdinWritten()
+              + " bytes ("
               + stdin
               + "); the command read end of file there",
           stdin,

@@ -294,8 +294,8 @@ class StdinStreamExecTest {
     assertThat(e.kind()).isEqualTo(Kind.INTERNAL);
     assertThat(e.getMessage())
         .isEqualTo(
-            "sandbox: exec cat: reading its stdin stream failed (java.io.IOException: disk gone);"
-                + " the command read end of file there");
+            "sandbox: exec cat: reading its stdin stream failed after 1 bytes"
+                + " (java.io.IOException: disk gone); the command read end of file there");
     assertThat(e.getCause()).hasMessage("disk gone");
     ExecResult partial = e.partialResult().orElseThrow();
     assertThat(partial.stdoutText()).isEqualTo("p");
