@@ -111,6 +111,20 @@ final class JsonOutput {
    * would (malformed input becomes U+FFFD) without holding more than a few KiB of it.
    */
   private static final class Utf8Writer {
+    // The escapes of JsonString.appendQuoted for the ASCII characters that need one, else null.
+    private static final byte[][] ESCAPES = new byte[128][];
+
+    static {
+      for (char c = 0; c < 0x20; c++) {
+        ESCAPES[c] = String.format("\\u%04x", (int) c).getBytes(StandardCharsets.US_ASCII);
+      }
+      ESCAPES['"'] = "\\\"".getBytes(StandardCharsets.US_ASCII);
+      ESCAPES['\\'] = "\\\\".getBytes(StandardCharsets.US_ASCII);
+      ESCAPES['\n'] = "\\n".getBytes(StandardCharsets.US_ASCII);
+      ESCAPES['\r'] = "\\r".getBytes(StandardCharsets.US_ASCII);
+      ESCAPES['\t'] = "\\t".getBytes(StandardCharsets.US_ASCII);
+    }
+
     private final PrintStream out;
     private final byte[] buf = new byte[16 * 1024];
     private int n;
@@ -152,28 +166,25 @@ final class JsonOutput {
     }
 
     private void escape(CharBuffer chars) {
-      String s = chars.toString();
-      for (int i = 0; i < s.length(); i++) {
-        char c = s.charAt(i);
-        switch (c) {
-          case '"' -> text("\\\"");
-          case '\\' -> text("\\\\");
-          case '\n' -> text("\\n");
-          case '\r' -> text("\\r");
-          case '\t' -> text("\\t");
-          default -> {
-            if (c < 0x20) {
-              text(String.format("\\u%04x", (int) c));
-            } else {
-              i = put(s, i);
+      for (int i = 0; i < chars.length(); i++) {
+        char c = chars.charAt(i);
+        if (c < 0x80) {
+          byte[] escaped = ESCAPES[c];
+          if (escaped == null) {
+            byte1(c);
+          } else {
+            for (byte e : escaped) {
+              byte1(e);
             }
           }
+        } else {
+          i = put(chars, i);
         }
       }
     }
 
     /** Puts the code point at {@code s[i]} as UTF-8; returns the index of its last char. */
-    private int put(String s, int i) {
+    private int put(CharSequence s, int i) {
       char c = s.charAt(i);
       if (c < 0x80) {
         byte1(c);
@@ -196,8 +207,7 @@ final class JsonOutput {
         }
       }
       if (Character.isSurrogate(c)) {
-        c = '?'; // a lone surrogate, as String.getBytes(UTF_8) writes it
-        byte1(c);
+        byte1('?'); // a lone surrogate, as String.getBytes(UTF_8) writes it
         return i;
       }
       byte1(0xe0 | (c >> 12));
