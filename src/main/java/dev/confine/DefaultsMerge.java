@@ -16,14 +16,37 @@ import java.util.Set;
 final class DefaultsMerge {
   private DefaultsMerge() {}
 
+  /**
+   * The merged options. Stdin is the call's when it has any (bytes or a stream, the stream passed
+   * on as it is: it cannot be copied), else the defaults' bytes; defaults never hold a stream
+   * ({@link #requireNoStream}).
+   */
   static ExecOptions merge(ExecOptions defaults, ExecOptions call) {
+    ExecOptions stdinFrom = call.hasStdin() ? call : defaults;
     return new ExecOptions(
         call.workDir().isEmpty() ? defaults.workDir() : call.workDir(),
-        call.hasStdin() ? call.stdin() : defaults.stdin(),
+        stdinFrom.stdin(),
         smallerPositive(defaults.timeout(), call.timeout()),
         env(defaults.env(), call.env()),
         net(defaults.net(), call.net()),
-        resources(defaults.resources(), call.resources()));
+        resources(defaults.resources(), call.resources()),
+        stdinFrom.stdinStream());
+  }
+
+  /**
+   * Checks that {@code defaults} hold no stdin stream: defaults apply to every call, and a stream
+   * can be read by one exec only.
+   *
+   * @throws SandboxException VALIDATION when they do
+   */
+  static ExecOptions requireNoStream(ExecOptions defaults) {
+    if (defaults.stdinStream() != null) {
+      throw new SandboxException(
+          SandboxException.Kind.VALIDATION,
+          "sandbox: default options cannot hold a stdin stream (every call would share one"
+              + " stream, which only one exec can read); give it per call");
+    }
+    return defaults;
   }
 
   static Duration smallerPositive(Duration a, Duration b) {

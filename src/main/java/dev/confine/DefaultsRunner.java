@@ -9,7 +9,7 @@ final class DefaultsRunner implements PolicyRunner, EnforcementReporter {
 
   DefaultsRunner(Runner inner, ExecOptions defaults) {
     this.inner = Runners.requireInner(inner);
-    this.defaults = ExecOptions.orDefaults(defaults);
+    this.defaults = DefaultsMerge.requireNoStream(ExecOptions.orDefaults(defaults));
   }
 
   @Override

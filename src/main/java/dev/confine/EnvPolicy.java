@@ -23,6 +23,13 @@ import java.util.Set;
  * <p>{@code inject} is applied on top: an injected name replaces the host's value of that name. It
  * is never null; its iteration order is the order in which the child receives the variables.
  *
+ * <p>Every name given here, allowed or injected, is a portable variable name ({@link
+ * #isValidName}): a letter or {@code _}, then letters, digits and {@code _}. A name with a newline,
+ * {@code =}, a space, {@code -} or {@code %} could pass as two entries or a shell function to a
+ * program that parses its environment, so it is refused rather than passed on. Host variables that
+ * the allow filter forwards (or that a null allow-list inherits) are the host's own and are not
+ * checked.
+ *
  * @param allow the host variables to forward, or {@code null} to forward all of them
  * @param inject variables to set in the child, applied after the allow filter
  */
@@ -31,18 +38,33 @@ public record EnvPolicy(List<String> allow, Map<String, String> inject) {
   private static final EnvPolicy INHERIT_ALL = new EnvPolicy(null, Map.of());
   private static final EnvPolicy NONE = new EnvPolicy(List.of(), Map.of());
 
+  private static final String NAME_RULE = "[A-Za-z_][A-Za-z0-9_]*";
+
   /**
    * Validates and copies.
    *
-   * @throws SandboxException VALIDATION for a null allow entry, or an injected name that is empty
-   *     or holds {@code '='} or NUL, or a value that holds NUL
+   * @throws SandboxException VALIDATION for a null allow entry, an allowed or injected name that is
+   *     not a portable variable name ({@link #isValidName}), or an injected value that is null or
+   *     holds NUL
    */
   public EnvPolicy {
     if (allow != null) {
       for (int i = 0; i < allow.size(); i++) {
-        if (allow.get(i) == null) {
+        String name = allow.get(i);
+        if (name == null) {
           throw new SandboxException(
               SandboxException.Kind.VALIDATION, "sandbox: env allow entry " + i + " is null");
+        }
+        if (!isValidName(name)) {
+          throw new SandboxException(
+              SandboxException.Kind.VALIDATION,
+              "sandbox: env allow entry "
+                  + i
+                  + " "
+                  + Quote.of(name)
+                  + " is invalid (a variable name is "
+                  + NAME_RULE
+                  + ")");
         }
       }
       allow = List.copyOf(allow);
@@ -54,12 +76,14 @@ public record EnvPolicy(List<String> allow, Map<String, String> inject) {
       for (Map.Entry<String, String> e : inject.entrySet()) {
         String name = e.getKey();
         String value = e.getValue();
-        if (name == null || name.isEmpty() || name.indexOf('=') >= 0 || name.indexOf('\0') >= 0) {
+        if (name == null || !isValidName(name)) {
           throw new SandboxException(
               SandboxException.Kind.VALIDATION,
               "sandbox: injected env name "
                   + Quote.of(name)
-                  + " is invalid (must be non-empty, without '=' or NUL)");
+                  + " is invalid (a variable name is "
+                  + NAME_RULE
+                  + ")");
         }
         if (value == null || value.indexOf('\0') >= 0) {
           throw new SandboxException(
@@ -72,6 +96,25 @@ public record EnvPolicy(List<String> allow, Map<String, String> inject) {
       }
       inject = Collections.unmodifiableMap(copy);
     }
+  }
+
+  /**
+   * Whether {@code name} is a portable environment variable name: {@code [A-Za-z_][A-Za-z0-9_]*}
+   * (POSIX's rule for names the shell and utilities use), so that it can neither be empty nor hold
+   * {@code =}, NUL, a newline or anything else a consumer could split on.
+   */
+  public static boolean isValidName(String name) {
+    if (name == null || name.isEmpty()) {
+      return false;
+    }
+    for (int i = 0; i < name.length(); i++) {
+      char c = name.charAt(i);
+      boolean letter = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+      if (!letter && (i == 0 || c < '0' || c > '9')) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** The child inherits the whole host environment. */

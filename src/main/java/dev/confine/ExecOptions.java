@@ -1,5 +1,6 @@
 package dev.confine;
 
+import java.io.InputStream;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Objects;
@@ -13,14 +14,30 @@ import java.util.Objects;
  * difference between null (no stdin: the child reads end-of-file) and empty (an empty pipe). The
  * stdin bytes are copied in and out, so an instance never changes.
  *
+ * <p>Instead of bytes, stdin can be a stream ({@link Builder#stdinStream(InputStream)}), which the
+ * runner pipes into the child while it runs, so input that is large, endless or produced as the
+ * child answers never has to be held whole; the child starts at once and the timeout counts from
+ * the start. A stream is not a value: it is passed by reference (to decorators, predicates and
+ * approvers too, which must not read it), compared by identity, and read by one exec only. The exec
+ * reads it on a thread of its own until its end, until the child closes its stdin, or until the
+ * exec ends, whichever comes first; it reads ahead of the child (up to 64 KiB), so bytes it read
+ * that the child did not take are consumed, and it never closes the stream. When the exec ends
+ * while a read of the stream blocks, that read is interrupted (which ends reads of an interruptible
+ * channel's stream, and closes that channel) and the child's pipe is closed at once; a read that
+ * ignores interrupts keeps the thread until it returns, and its bytes are dropped. A stream that
+ * fails ({@link java.io.IOException}) ends the child's input there, and the exec fails with
+ * INTERNAL carrying the result.
+ *
  * @param workDir the working directory: empty = the runner's root; relative = beneath the root;
  *     absolute = must resolve (symlinks included) inside the root
- * @param stdin bytes piped to the child, or null for none
+ * @param stdin bytes piped to the child, or null for none (or for a stream)
  * @param timeout the deadline for the whole call, after which the child's tree is killed; ZERO =
  *     none
  * @param env which environment variables the child sees
  * @param net what network the child may reach
  * @param resources caps on the child's tree
+ * @param stdinStream a stream piped to the child as it runs, or null; never together with {@code
+ *     stdin} bytes
  */
 public record ExecOptions(
     String workDir,
@@ -28,17 +45,39 @@ public record ExecOptions(
     Duration timeout,
     EnvPolicy env,
     NetPolicy net,
-    ResourceLimits resources) {
+    ResourceLimits resources,
+    InputStream stdinStream) {
 
   private static final ExecOptions DEFAULTS =
-      new ExecOptions("", null, Duration.ZERO, null, null, null);
+      new ExecOptions("", null, Duration.ZERO, null, null, null, null);
+
+  /**
+   * Options without a stdin stream: the canonical constructor before {@code stdinStream} was added.
+   *
+   * @throws SandboxException as the canonical constructor
+   */
+  public ExecOptions(
+      String workDir,
+      byte[] stdin,
+      Duration timeout,
+      EnvPolicy env,
+      NetPolicy net,
+      ResourceLimits resources) {
+    this(workDir, stdin, timeout, env, net, resources, null);
+  }
 
   /**
    * Applies the defaults and copies stdin.
    *
-   * @throws SandboxException VALIDATION for a negative timeout or a work dir holding NUL
+   * @throws SandboxException VALIDATION for a negative timeout, a work dir holding NUL, or stdin
+   *     given both as bytes and as a stream
    */
   public ExecOptions {
+    if (stdin != null && stdinStream != null) {
+      throw new SandboxException(
+          SandboxException.Kind.VALIDATION,
+          "sandbox: stdin is given both as bytes and as a stream; give one");
+    }
     workDir = workDir == null ? "" : workDir;
     if (workDir.indexOf('\0') >= 0) {
       throw new SandboxException(
@@ -72,12 +111,12 @@ public record ExecOptions(
     return stdin == null ? null : stdin.clone();
   }
 
-  /** Whether the child gets a stdin pipe (possibly empty). */
+  /** Whether the child gets a stdin pipe (possibly empty): from bytes or from a stream. */
   public boolean hasStdin() {
-    return stdin != null;
+    return stdin != null || stdinStream != null;
   }
 
-  /** The length of the stdin bytes, or -1 when there is no stdin. */
+  /** The length of the stdin bytes, or -1 when there are none (no stdin, or a stream). */
   public int stdinLength() {
     return stdin == null ? -1 : stdin.length;
   }
@@ -105,12 +144,20 @@ public record ExecOptions(
         && timeout.equals(other.timeout)
         && env.equals(other.env)
         && net.equals(other.net)
-        && resources.equals(other.resources);
+        && resources.equals(other.resources)
+        && stdinStream == other.stdinStream;
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(workDir, Arrays.hashCode(stdin), timeout, env, net, resources);
+    return Objects.hash(
+        workDir,
+        Arrays.hashCode(stdin),
+        timeout,
+        env,
+        net,
+        resources,
+        System.identityHashCode(stdinStream));
   }
 
   @Override
@@ -118,7 +165,7 @@ public record ExecOptions(
     return "ExecOptions[workDir="
         + workDir
         + ", stdin="
-        + (stdin == null ? "null" : stdin.length + " bytes")
+        + (stdinStream != null ? "stream" : stdin == null ? "null" : stdin.length + " bytes")
         + ", timeout="
         + timeout
         + ", env="
@@ -138,6 +185,7 @@ public record ExecOptions(
     private EnvPolicy env;
     private NetPolicy net;
     private ResourceLimits resources;
+    private InputStream stdinStream;
 
     private Builder(ExecOptions from) {
       workDir = from.workDir;
@@ -146,6 +194,7 @@ public record ExecOptions(
       env = from.env;
       net = from.net;
       resources = from.resources;
+      stdinStream = from.stdinStream;
     }
 
     /** Sets the working directory (empty or null = the runner's root). */
@@ -154,9 +203,23 @@ public record ExecOptions(
       return this;
     }
 
-    /** Sets the stdin bytes (null = no stdin, empty = an empty pipe); they are copied. */
+    /**
+     * Sets the stdin bytes (null = no stdin, empty = an empty pipe); they are copied. Replaces a
+     * stdin stream.
+     */
     public Builder stdin(byte[] stdin) {
       this.stdin = stdin == null ? null : stdin.clone();
+      this.stdinStream = null;
+      return this;
+    }
+
+    /**
+     * Sets a stream to pipe into the child's stdin while it runs (null = no stdin), kept by
+     * reference, not copied (see {@link ExecOptions}). Replaces stdin bytes.
+     */
+    public Builder stdinStream(InputStream stdin) {
+      this.stdinStream = stdin;
+      this.stdin = null;
       return this;
     }
 
@@ -186,7 +249,7 @@ public record ExecOptions(
 
     /** The options. */
     public ExecOptions build() {
-      return new ExecOptions(workDir, stdin, timeout, env, net, resources);
+      return new ExecOptions(workDir, stdin, timeout, env, net, resources, stdinStream);
     }
   }
 }

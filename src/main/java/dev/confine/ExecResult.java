@@ -18,10 +18,15 @@ import java.util.Objects;
  * @param stderr the captured standard error
  * @param stdoutTruncated whether stdout went past the cap and was cut
  * @param stderrTruncated whether stderr went past the cap and was cut
- * @param wallTime the time from spawn to reap, or ZERO when not measured
+ * @param wallTime how long the call took as its caller saw it: from the start of the spawn to the
+ *     result, the wait for output that background processes held after the child exited (the drain,
+ *     up to 2 s) and the killing of what was left included; ZERO when not measured
  * @param usage what the tree consumed, as far as measured (never null)
  * @param leftoversKilled whether processes the child left behind (holding its output open after it
  *     exited) were killed when the call returned
+ * @param childTime how long the child itself ran: from its spawn to its reaping, without the drain
+ *     and the kill that follow; ZERO when not measured. With {@link #wallTime()} it shows how long
+ *     a call waited for processes the child left behind
  */
 public record ExecResult(
     int exitCode,
@@ -32,13 +37,14 @@ public record ExecResult(
     boolean stderrTruncated,
     Duration wallTime,
     ResourceUsage usage,
-    boolean leftoversKilled) {
+    boolean leftoversKilled,
+    Duration childTime) {
 
   private static final byte[] EMPTY = new byte[0];
 
   /**
-   * Copies the arrays and applies defaults: null output is empty, a null wall time is ZERO, null
-   * usage is {@link ResourceUsage#NOT_MEASURED}.
+   * Copies the arrays and applies defaults: null output is empty, a null wall or child time is
+   * ZERO, null usage is {@link ResourceUsage#NOT_MEASURED}.
    *
    * @throws IllegalArgumentException for a negative signal, or a signal with an exit code other
    *     than -1
@@ -52,6 +58,36 @@ public record ExecResult(
     stderr = stderr == null ? EMPTY : stderr.clone();
     wallTime = wallTime == null ? Duration.ZERO : wallTime;
     usage = usage == null ? ResourceUsage.NOT_MEASURED : usage;
+    childTime = childTime == null ? Duration.ZERO : childTime;
+  }
+
+  /**
+   * A result whose child time was not measured (ZERO): the canonical constructor before {@code
+   * childTime} was added.
+   *
+   * @throws IllegalArgumentException as the canonical constructor
+   */
+  public ExecResult(
+      int exitCode,
+      int signal,
+      byte[] stdout,
+      byte[] stderr,
+      boolean stdoutTruncated,
+      boolean stderrTruncated,
+      Duration wallTime,
+      ResourceUsage usage,
+      boolean leftoversKilled) {
+    this(
+        exitCode,
+        signal,
+        stdout,
+        stderr,
+        stdoutTruncated,
+        stderrTruncated,
+        wallTime,
+        usage,
+        leftoversKilled,
+        Duration.ZERO);
   }
 
   /** An exit with {@code exitCode} and no output: a convenience for tests and fakes. */
@@ -126,7 +162,8 @@ public record ExecResult(
         && stderrTruncated == r.stderrTruncated
         && wallTime.equals(r.wallTime)
         && usage.equals(r.usage)
-        && leftoversKilled == r.leftoversKilled;
+        && leftoversKilled == r.leftoversKilled
+        && childTime.equals(r.childTime);
   }
 
   @Override
@@ -140,7 +177,8 @@ public record ExecResult(
         stderrTruncated,
         wallTime,
         usage,
-        leftoversKilled);
+        leftoversKilled,
+        childTime);
   }
 
   @Override
@@ -159,6 +197,8 @@ public record ExecResult(
         + (stderrTruncated ? " (truncated)" : "")
         + ", wallTime="
         + wallTime
+        + ", childTime="
+        + childTime
         + ", usage="
         + usage
         + (leftoversKilled ? ", leftoversKilled" : "")
@@ -176,6 +216,7 @@ public record ExecResult(
     private Duration wallTime = Duration.ZERO;
     private ResourceUsage usage = ResourceUsage.NOT_MEASURED;
     private boolean leftoversKilled;
+    private Duration childTime = Duration.ZERO;
 
     private Builder() {}
 
@@ -189,6 +230,7 @@ public record ExecResult(
       wallTime = r.wallTime;
       usage = r.usage;
       leftoversKilled = r.leftoversKilled;
+      childTime = r.childTime;
     }
 
     /** Sets the exit code (and clears the signal). */
@@ -229,9 +271,15 @@ public record ExecResult(
       return this;
     }
 
-    /** Sets the wall time. */
+    /** Sets the wall time: the whole call, the drain included. */
     public Builder wallTime(Duration wallTime) {
       this.wallTime = wallTime;
+      return this;
+    }
+
+    /** Sets the child time: from the child's spawn to its reaping. */
+    public Builder childTime(Duration childTime) {
+      this.childTime = childTime;
       return this;
     }
 
@@ -258,7 +306,8 @@ public record ExecResult(
           stderrTruncated,
           wallTime,
           usage,
-          leftoversKilled);
+          leftoversKilled,
+          childTime);
     }
   }
 }

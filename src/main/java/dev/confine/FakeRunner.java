@@ -13,7 +13,8 @@ import java.util.function.Function;
  *
  * <p>Answers come from the queue filled by {@link #enqueue(ExecResult)} and {@link
  * #enqueueFailure(RuntimeException)}, in order; once the queue is empty, from the responder set by
- * {@link #respondWith(Function)} (by default: exit 0, no output).
+ * {@link #respondWith(Function)} (by default: exit 0, no output). A stdin stream in the options is
+ * recorded by reference and never read: a responder that wants the input reads it.
  *
  * <pre>{@code
  * FakeRunner fake = new FakeRunner();

@@ -9,7 +9,16 @@ package dev.confine;
  * @param memoryBytes a cap on the tree's memory
  * @param diskBytes a disk quota; no backend supports one, so any non-zero value is NOT_AVAILABLE
  * @param maxOutputBytes the capture cap per output stream of an exec, or the size of a session's
- *     replay log (0 = the runner's default, 10 MiB for the built-in runners)
+ *     replay log (0 = the runner's default, 10 MiB for the built-in runners). An exec keeps its
+ *     output on the heap, so the built-in runners refuse with VALIDATION, before anything runs, a
+ *     cap above what the JVM can capture per stream: the largest Java array (2^31 - 9 bytes) or an
+ *     eighth of the maximum heap ({@code Runtime.maxMemory()}), whichever is smaller. An exec holds
+ *     at most its two streams' caps while it runs, and four for a moment while its result is made
+ *     (one large result at a time in a JVM), so one exec at the limit stays within half the heap. A
+ *     runner's own default that nobody chose (the built-in 10 MiB, on a heap under 80 MiB, or no
+ *     cap at all) is lowered to the limit instead, its truncation flags saying when output went
+ *     past it. The execs running in a JVM share a capture budget of a quarter of its heap: an exec
+ *     that finds it spent stops keeping output and fails with NOT_AVAILABLE carrying what it kept
  * @param maxProcesses a cap on processes and threads of the whole tree
  */
 public record ResourceLimits(
@@ -88,7 +97,10 @@ public record ResourceLimits(
       return this;
     }
 
-    /** Sets the output cap per stream. */
+    /**
+     * Sets the output cap per stream; see {@link ResourceLimits#maxOutputBytes()} for the most an
+     * exec can keep.
+     */
     public Builder maxOutputBytes(long maxOutputBytes) {
       this.maxOutputBytes = maxOutputBytes;
       return this;

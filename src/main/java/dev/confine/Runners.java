@@ -27,7 +27,9 @@ public final class Runners {
    *
    * <ul>
    *   <li>work dir: the call's if non-empty, else the defaults';
-   *   <li>stdin: the call's if non-null (empty counts as set), else the defaults';
+   *   <li>stdin: the call's if non-null (empty counts as set; a stream is passed on as it is), else
+   *       the defaults' (defaults holding a stdin stream are refused with VALIDATION: one stream
+   *       cannot serve every call);
    *   <li>timeout: the smaller of the positive ones;
    *   <li>env: allow-lists intersect (null = everything); injected variables are the defaults'
    *       overlaid by the call's;

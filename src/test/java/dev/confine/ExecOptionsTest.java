@@ -45,6 +45,44 @@ class ExecOptionsTest {
   }
 
   @Test
+  void aStdinStreamIsKeptByReferenceAndComparedByIdentity() {
+    java.io.InputStream in = new java.io.ByteArrayInputStream(new byte[] {1});
+    ExecOptions o = ExecOptions.builder().stdinStream(in).build();
+
+    assertThat(o.stdinStream()).isSameAs(in);
+    assertThat(o.hasStdin()).isTrue();
+    assertThat(o.stdin()).isNull();
+    assertThat(o.stdinLength()).isEqualTo(-1);
+    assertThat(o.toString()).contains("stdin=stream");
+    assertThat(o).isEqualTo(ExecOptions.builder().stdinStream(in).build());
+    assertThat(o.hashCode()).isEqualTo(ExecOptions.builder().stdinStream(in).build().hashCode());
+    assertThat(o)
+        .isNotEqualTo(
+            ExecOptions.builder()
+                .stdinStream(new java.io.ByteArrayInputStream(new byte[] {1}))
+                .build());
+    assertThat(o.toBuilder().build().stdinStream()).isSameAs(in);
+  }
+
+  @Test
+  void bytesAndAStreamReplaceEachOtherInTheBuilderAndAreRefusedTogether() {
+    java.io.InputStream in = java.io.InputStream.nullInputStream();
+    ExecOptions bytes = ExecOptions.builder().stdinStream(in).stdin(new byte[] {2}).build();
+    ExecOptions stream = ExecOptions.builder().stdin(new byte[] {2}).stdinStream(in).build();
+
+    assertThat(bytes.stdinStream()).isNull();
+    assertThat(bytes.stdin()).containsExactly(2);
+    assertThat(stream.stdin()).isNull();
+    assertThat(stream.stdinStream()).isSameAs(in);
+    assertThat(ExecOptions.builder().stdinStream(in).stdinStream(null).build().hasStdin())
+        .isFalse();
+    assertThatThrownBy(() -> new ExecOptions("", new byte[0], null, null, null, null, in))
+        .isInstanceOf(SandboxException.class)
+        .hasMessage("sandbox: stdin is given both as bytes and as a stream; give one")
+        .satisfies(e -> assertThat(((SandboxException) e).kind()).isEqualTo(Kind.VALIDATION));
+  }
+
+  @Test
   void emptyStdinIsAnEmptyPipeNotNoStdin() {
     ExecOptions o = ExecOptions.builder().stdin(new byte[0]).build();
 

@@ -24,6 +24,22 @@ class ExecResultTest {
   }
 
   @Test
+  void theChildTimeIsAComponentOfItsOwnAndZeroWhenNotGiven() {
+    ExecResult old =
+        new ExecResult(0, 0, null, null, false, false, Duration.ofSeconds(2), null, false);
+    ExecResult r = old.toBuilder().childTime(Duration.ofMillis(9)).build();
+
+    assertThat(old.childTime()).isEqualTo(Duration.ZERO);
+    assertThat(r.childTime()).isEqualTo(Duration.ofMillis(9));
+    assertThat(r.wallTime()).isEqualTo(Duration.ofSeconds(2));
+    assertThat(r).isNotEqualTo(old);
+    assertThat(r.toBuilder().build()).isEqualTo(r).hasSameHashCodeAs(r);
+    assertThat(r.toString()).contains("childTime=PT0.009S");
+    assertThat(new ExecResult(0, 0, null, null, false, false, null, null, false, null).childTime())
+        .isEqualTo(Duration.ZERO);
+  }
+
+  @Test
   void builderDefaultsToExitZeroWithNothing() {
     ExecResult r = ExecResult.builder().build();
 

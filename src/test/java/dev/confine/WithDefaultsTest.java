@@ -12,6 +12,41 @@ class WithDefaultsTest {
   private final FakeRunner inner = new FakeRunner();
 
   @Test
+  void aCallsStdinStreamReachesTheInnerRunnerAsItIs() {
+    java.io.InputStream in = java.io.InputStream.nullInputStream();
+    ExecOptions defaults = ExecOptions.builder().stdin(new byte[] {1}).build();
+    Runner r =
+        Runners.withApproval(
+            Runners.allowCommands(Runners.withDefaults(inner, defaults), List.of("cat")),
+            request -> Decision.ALLOW,
+            ExecPredicate.commandPatterns("cat"));
+
+    r.exec("cat", List.of(), ExecOptions.builder().stdinStream(in).build());
+    assertThat(inner.lastRequest().options().stdinStream()).isSameAs(in);
+    assertThat(inner.lastRequest().options().stdin()).isNull();
+
+    r.exec("cat", List.of(), null); // no stdin of its own: the defaults' bytes
+    assertThat(inner.lastRequest().options().stdinStream()).isNull();
+    assertThat(inner.lastRequest().options().stdin()).containsExactly(1);
+  }
+
+  @Test
+  void defaultsHoldingAStdinStreamAreRefused() {
+    ExecOptions defaults =
+        ExecOptions.builder().stdinStream(java.io.InputStream.nullInputStream()).build();
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> Runners.withDefaults(inner, defaults))
+        .isInstanceOf(SandboxException.class)
+        .hasMessageStartingWith("sandbox: default options cannot hold a stdin stream")
+        .satisfies(
+            e ->
+                assertThat(((SandboxException) e).kind())
+                    .isEqualTo(SandboxException.Kind.VALIDATION));
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () -> Runners.composeLocal(inner, new LocalPolicy(defaults, null, null, List.of())))
+        .isInstanceOf(SandboxException.class);
+  }
+
+  @Test
   void innerReceivesTheMergedOptions() {
     ExecOptions defaults =
         ExecOptions.builder()

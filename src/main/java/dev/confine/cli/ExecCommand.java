@@ -6,11 +6,8 @@ import dev.confine.SandboxException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Objects;
@@ -66,7 +63,8 @@ final class ExecCommand implements Callable<Integer> {
       names = "--stdin-file",
       paramLabel = "FILE",
       description = {
-        "Pipe the bytes of FILE to CMD's stdin; '-' reads all of this command's stdin first.",
+        "Pipe FILE into CMD's stdin while CMD runs ('-' = this command's stdin); it is never"
+            + " read whole first, so CMD starts at once and FILE may be endless (/dev/zero, a pipe).",
         "Without it CMD's stdin is empty (it reads end of file at once): unlike env or timeout,"
             + " CMD never reads the terminal.",
       })
@@ -76,7 +74,7 @@ final class ExecCommand implements Callable<Integer> {
       names = "--json",
       description =
           "Print one JSON object (exit_code, signal, stdout, stderr, stdout_truncated,"
-              + " stderr_truncated, wall_ms, error) instead of CMD's output.")
+              + " stderr_truncated, wall_ms, child_ms, error, usage) instead of CMD's output.")
   private boolean json;
 
   @Parameters(
@@ -107,12 +105,19 @@ final class ExecCommand implements Callable<Integer> {
   public Integer call() {
     // Everything the user typed is checked before anything runs, so a typo is a usage error.
     String rootDir = policy.rootDir(spec);
-    ExecOptions options = policy.options(spec, stdin());
+    InputStream stdin = stdin();
+    ExecOptions options = policy.options(spec, stdin);
 
-    Outcome outcome = run(rootDir, options);
+    Outcome outcome;
+    try {
+      outcome = run(rootDir, options);
+    } finally {
+      if (stdin instanceof StdinFile file) {
+        file.close();
+      }
+    }
     if (json) {
-      out.writeBytes((JsonOutput.of(outcome) + "\n").getBytes(StandardCharsets.UTF_8));
-      out.flush();
+      JsonOutput.write(outcome, out);
       return 0;
     }
     PlainOutput.write(outcome, out, err);
@@ -132,24 +137,83 @@ final class ExecCommand implements Callable<Integer> {
     }
   }
 
-  private byte[] stdin() {
+  /**
+   * The stream for {@code --stdin-file}: our own stdin for "-", else the file, checked now (so that
+   * a typo is a usage error) and opened on its first read by the exec's stdin thread, so that a
+   * FIFO whose writer comes later does not hold the child back.
+   */
+  private InputStream stdin() {
     if (stdinFile == null) {
       return null;
     }
-    try {
-      return stdinFile.equals("-") ? in.readAllBytes() : Files.readAllBytes(Path.of(stdinFile));
-    } catch (IOException | InvalidPathException e) {
-      throw usage("cannot read --stdin-file " + JsonString.quote(stdinFile) + ": " + reason(e));
+    if (stdinFile.equals("-")) {
+      return in;
     }
+    String why;
+    Path file;
+    try {
+      file = Path.of(stdinFile);
+      why =
+          !Files.exists(file)
+              ? "no such file"
+              : Files.isDirectory(file)
+                  ? "is a directory"
+                  : !Files.isReadable(file) ? "permission denied" : null;
+    } catch (InvalidPathException e) {
+      why = e.getReason();
+      file = null;
+    }
+    if (why != null) {
+      throw usage("cannot read --stdin-file " + JsonString.quote(stdinFile) + ": " + why);
+    }
+    return new StdinFile(file);
   }
 
-  private static String reason(Exception e) {
-    return switch (e) {
-      case NoSuchFileException x -> "no such file";
-      case AccessDeniedException x -> "permission denied";
-      case InvalidPathException x -> x.getReason();
-      default -> e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
-    };
+  /** A file opened on its first read; its reads are interruptible (a FileChannel's stream). */
+  private static final class StdinFile extends InputStream {
+    private final Path file;
+    private InputStream opened;
+    private boolean closed;
+
+    StdinFile(Path file) {
+      this.file = file;
+    }
+
+    private synchronized InputStream stream() throws IOException {
+      if (closed) {
+        throw new IOException("closed");
+      }
+      if (opened == null) {
+        opened = Files.newInputStream(file);
+      }
+      return opened;
+    }
+
+    @Override
+    public int read() throws IOException {
+      return stream().read();
+    }
+
+    @Override
+    public int read(byte[] b, int off, int len) throws IOException {
+      return stream().read(b, off, len);
+    }
+
+    @Override
+    public void close() {
+      InputStream s;
+      synchronized (this) {
+        closed = true;
+        s = opened;
+      }
+      if (s != null) {
+        try {
+          s.close();
+        } catch (IOException e) {
+          // Nothing was written to it: a failed close of an input loses nothing.
+        }
+      }
+    }
   }
 
   private ParameterException usage(String message) {

@@ -5,6 +5,7 @@ import dev.confine.ExecOptions;
 import dev.confine.NetMode;
 import dev.confine.NetPolicy;
 import dev.confine.ResourceLimits;
+import java.io.InputStream;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -22,6 +23,8 @@ import picocli.CommandLine.TypeConversionException;
  * environment, the timeout, the network mode and the resource caps.
  */
 final class PolicyOptions {
+  private static final String A_NAME = "a variable name ([A-Za-z_][A-Za-z0-9_]*)";
+
   @Option(
       names = "--root",
       paramLabel = "DIR",
@@ -66,7 +69,8 @@ final class PolicyOptions {
       converter = SizeConverter.class,
       description =
           "Keep at most SIZE bytes of each of stdout and stderr (1024, 64k, 1.5m, 2GiB, 10mb;"
-              + " default: the backend's, 10 MiB).")
+              + " default: the backend's, 10 MiB); more than an eighth of the JVM's maximum heap"
+              + " is refused.")
   private long maxOutput;
 
   @Option(
@@ -108,16 +112,17 @@ final class PolicyOptions {
   }
 
   /**
-   * The options the command line describes, with {@code stdin}.
+   * The options the command line describes, with {@code stdin} (a stream, or null for none).
    *
-   * @throws ParameterException (a usage error of {@code spec}) for a malformed {@code --env}
+   * @throws ParameterException (a usage error of {@code spec}) for a malformed {@code --env} or a
+   *     name of {@code --env} or {@code --env-allow} that is not a variable name
    */
-  ExecOptions options(CommandSpec spec, byte[] stdin) {
+  ExecOptions options(CommandSpec spec, InputStream stdin) {
     return ExecOptions.builder()
         .workDir(workDir)
-        .stdin(stdin)
+        .stdinStream(stdin)
         .timeout(timeout)
-        .env(envPolicy(injectedEnv(spec)))
+        .env(envPolicy(spec, injectedEnv(spec)))
         .net(net == NetMode.DENY_ALL ? NetPolicy.denyAll() : NetPolicy.defaults())
         .resources(
             ResourceLimits.builder()
@@ -134,9 +139,14 @@ final class PolicyOptions {
     return maxOutput;
   }
 
-  private EnvPolicy envPolicy(Map<String, String> inject) {
+  private EnvPolicy envPolicy(CommandSpec spec, Map<String, String> inject) {
     List<String> allow;
     if (envAllow != null) {
+      for (String name : envAllow) {
+        if (!EnvPolicy.isValidName(name)) {
+          throw usage(spec, "--env-allow " + JsonString.quote(name) + " is not " + A_NAME);
+        }
+      }
       allow = envAllow; // with or without --clear-env: exactly the list
     } else if (clearEnv) {
       allow = List.of();
@@ -169,6 +179,16 @@ final class PolicyOptions {
         throw usage(spec, "--env " + JsonString.quote(assignment) + " has an empty NAME");
       }
       String name = assignment.substring(0, eq);
+      if (!EnvPolicy.isValidName(name)) {
+        throw usage(
+            spec,
+            "--env "
+                + JsonString.quote(assignment)
+                + ": NAME "
+                + JsonString.quote(name)
+                + " is not "
+                + A_NAME);
+      }
       inject.remove(name); // the last assignment wins, and comes last in the child's environment
       inject.put(name, assignment.substring(eq + 1));
     }

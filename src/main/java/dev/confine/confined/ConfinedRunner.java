@@ -666,7 +666,10 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
       return this;
     }
 
-    /** The capture cap per stream when a call does not set one; zero or negative: no cap. */
+    /**
+     * The capture cap per stream when a call does not set one; zero or negative means no cap of its
+     * own: the most this JVM can capture (see {@link ResourceLimits#maxOutputBytes()}).
+     */
     public Builder maxOutputBytes(long maxOutputBytes) {
       this.maxOutputBytes = maxOutputBytes > 0 ? maxOutputBytes : Long.MAX_VALUE;
       return this;

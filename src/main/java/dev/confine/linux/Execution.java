@@ -1,6 +1,7 @@
 package dev.confine.linux;
 
 import dev.confine.linux.libc.LibC;
+import java.io.InputStream;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
@@ -8,13 +9,15 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
 
 /**
- * One spawned child whose stdout and stderr are captured and whose stdin is fed from bytes: its
- * pidfd reports the exit (reaped with {@code waitid(P_PIDFD)}), its pipes are drained as they fill.
- * A platform-thread caller watches them itself while it waits ({@link CallerPoll}); a virtual
- * thread's child is watched by the shared {@link EventLoop}. The caller blocks in {@link
- * #awaitExit} and {@link #awaitOutputClosed} and decides when to kill; this class only carries out.
+ * One spawned child whose stdout and stderr are captured and whose stdin is fed from bytes (or a
+ * stream, by a {@link StdinPump}): its pidfd reports the exit (reaped with {@code
+ * waitid(P_PIDFD)}), its pipes are drained as they fill. A platform-thread caller watches them
+ * itself while it waits ({@link CallerPoll}); a virtual thread's child is watched by the shared
+ * {@link EventLoop}. The caller blocks in {@link #awaitExit} and {@link #awaitOutputClosed} and
+ * decides when to kill; this class only carries out.
  */
 public final class Execution {
   private static final int READS_PER_EVENT = 16;
@@ -25,6 +28,8 @@ public final class Execution {
   // A handed-off spawn's outcome is picked up at the latest this long after the hand-off, so that
   // an exit is seen on the pidfd while a background process still holds the pipes.
   private static final long ADOPT_WITHIN_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+  private static final long SERIAL_HAND_OVER_BYTES = 1 << 20;
+  private static final ReentrantLock HAND_OVER = new ReentrantLock();
 
   private final FdDriver driver;
   private int pid; // -1 while a handed-off spawn is pending
@@ -44,6 +49,7 @@ public final class Execution {
   private final Stream out = new Stream();
   private final Stream err = new Stream();
   private final Stream in = new Stream();
+  private StdinPump pump; // under lock; null unless stdin is a stream
 
   /**
    * One pipe of the child on the driver. Its handler can run before {@link EventLoop#register}
@@ -72,8 +78,9 @@ public final class Execution {
    * {@link #runToCompletion} (use {@link #startWatched} not to wait).
    *
    * @param stdin the bytes for the child's stdin when {@code spec.pipeStdin()}, else ignored
-   * @param outputCap how many bytes of each output stream to keep
+   * @param outputCap how many bytes of each output stream to keep, at most {@link #maxOutputCap()}
    * @throws ErrnoException when the spawn fails
+   * @throws IllegalArgumentException when {@code outputCap} is above {@link #maxOutputCap()}
    */
   public static Execution start(SpawnSpec spec, byte[] stdin, long outputCap) {
     return start(spec, stdin, outputCap, TreeGuard.NONE);
@@ -91,6 +98,25 @@ public final class Execution {
     return start(
         spec,
         stdin,
+        null,
+        outputCap,
+        guard,
+        Thread.currentThread().isVirtual() ? FdDriver.loop() : new CallerPoll());
+  }
+
+  /**
+   * As {@link #start(SpawnSpec, byte[], long, TreeGuard)}, with the child's stdin fed from {@code
+   * stdin} while it runs by a {@link StdinPump}: a daemon platform thread started here, on the
+   * calling thread (so it is never confined), and stopped when the exec ends ({@link
+   * #closeStreams}). The child starts at once, whatever the stream does. {@code spec.pipeStdin()}
+   * must be true.
+   */
+  public static Execution startStreaming(
+      SpawnSpec spec, InputStream stdin, long outputCap, TreeGuard guard) {
+    return start(
+        spec,
+        null,
+        stdin,
         outputCap,
         guard,
         Thread.currentThread().isVirtual() ? FdDriver.loop() : new CallerPoll());
@@ -102,15 +128,25 @@ public final class Execution {
    * child is otherwise only read and reaped while its caller waits).
    */
   public static Execution startWatched(SpawnSpec spec, byte[] stdin, long outputCap) {
-    return start(spec, stdin, outputCap, TreeGuard.NONE, FdDriver.loop());
+    return start(spec, stdin, null, outputCap, TreeGuard.NONE, FdDriver.loop());
   }
 
   private static Execution start(
-      SpawnSpec spec, byte[] stdin, long outputCap, TreeGuard guard, FdDriver driver) {
+      SpawnSpec spec,
+      byte[] stdin,
+      InputStream stdinStream,
+      long outputCap,
+      TreeGuard guard,
+      FdDriver driver) {
+    if (outputCap < 0 || outputCap > maxOutputCap()) {
+      guard.close(); // before anything is spawned
+      throw new IllegalArgumentException(
+          "output cap " + outputCap + " outside 0.." + maxOutputCap() + " (see maxOutputCap)");
+    }
     if (guard instanceof TreeGuard.HandedOff h
         && driver instanceof CallerPoll
         && spec.terminal() == null) {
-      return handOff(spec, stdin, outputCap, h, driver);
+      return handOff(spec, stdin, stdinStream, outputCap, h, driver);
     }
     Spawner.Spawned s;
     try {
@@ -121,7 +157,7 @@ public final class Execution {
     }
     guard.started(s.pid());
     Execution e = new Execution(driver, s.pid(), outputCap, guard);
-    e.watchPipes(s.stdinFd(), s.stdoutFd(), s.stderrFd(), stdin);
+    e.watchPipes(s.stdinFd(), s.stdoutFd(), s.stderrFd(), stdin, stdinStream);
     driver.register(s.pidfd(), LibC.EPOLLIN(), e::onExit, true);
     return e;
   }
@@ -133,7 +169,12 @@ public final class Execution {
    * after {@link #ADOPT_WITHIN_NANOS} at the latest (see {@link #adopt}).
    */
   private static Execution handOff(
-      SpawnSpec spec, byte[] stdin, long outputCap, TreeGuard.HandedOff guard, FdDriver driver) {
+      SpawnSpec spec,
+      byte[] stdin,
+      InputStream stdinStream,
+      long outputCap,
+      TreeGuard.HandedOff guard,
+      FdDriver driver) {
     Spawner.Pipes pipes;
     PendingSpawn pending;
     try {
@@ -152,17 +193,26 @@ public final class Execution {
     }
     Execution e = new Execution(driver, -1, outputCap, guard);
     e.pending = pending;
-    e.watchPipes(pipes.stdinWrite(), pipes.stdoutRead(), pipes.stderrRead(), stdin);
+    e.watchPipes(pipes.stdinWrite(), pipes.stdoutRead(), pipes.stderrRead(), stdin, stdinStream);
     return e;
   }
 
-  private void watchPipes(int stdinFd, int stdoutFd, int stderrFd, byte[] stdinBytes) {
+  private void watchPipes(
+      int stdinFd, int stdoutFd, int stderrFd, byte[] stdinBytes, InputStream stdinStream) {
     Syscalls.setNonBlocking(stdoutFd);
     Syscalls.setNonBlocking(stderrFd);
     register(out, stdoutFd, LibC.EPOLLIN(), reader(out, stdout));
     register(err, stderrFd, LibC.EPOLLIN(), reader(err, stderr));
     if (stdinFd >= 0) {
-      if (stdinBytes == null || stdinBytes.length == 0) {
+      if (stdinStream != null) {
+        StdinPump p = StdinPump.start(stdinStream, stdinFd);
+        lock.lock();
+        try {
+          pump = p;
+        } finally {
+          lock.unlock();
+        }
+      } else if (stdinBytes == null || stdinBytes.length == 0) {
         Syscalls.close(stdinFd);
       } else {
         Syscalls.setNonBlocking(stdinFd);
@@ -201,6 +251,31 @@ public final class Execution {
     guard.started(pid);
     driver.register(s.pidfd(), LibC.EPOLLIN(), this::onExit, true);
     return true;
+  }
+
+  /**
+   * Why the stdin stream could not be read to its end (the stream's exception, or why its pump
+   * could not start), or null: the child then read end of file where the input failed.
+   */
+  public Throwable stdinFailure() {
+    StdinPump p = stdinPump();
+    return p == null ? null : p.failure();
+  }
+
+  /** How many bytes of the stdin stream reached the child's pipe (0 without a stream). */
+  public long stdinWritten() {
+    StdinPump p = stdinPump();
+    return p == null ? 0 : p.written();
+  }
+
+  /** The pump of a streamed stdin, or null. */
+  StdinPump stdinPump() {
+    lock.lock();
+    try {
+      return pump;
+    } finally {
+      lock.unlock();
+    }
   }
 
   /** The child's pid, which is also its process group and session id. */
@@ -412,9 +487,22 @@ public final class Execution {
 
   /**
    * Stops reading the outputs that are still open (a process outside the group holds them) and
-   * stops feeding stdin; what was captured stays.
+   * stops feeding stdin; what was captured stays, and its reservation in the JVM's capture budget
+   * is given back.
    */
   public void closeStreams() {
+    stdout.release();
+    stderr.release();
+    StdinPump p;
+    lock.lock();
+    try {
+      p = pump;
+    } finally {
+      lock.unlock();
+    }
+    if (p != null) {
+      p.stop();
+    }
     List<Long> tokens = new ArrayList<>(3);
     lock.lock();
     try {
@@ -532,8 +620,11 @@ public final class Execution {
     }
   }
 
-  /** Nanoseconds from spawn to reap, or to now while the child runs. */
-  public long wallNanos() {
+  /**
+   * Nanoseconds from the spawn to the child's reaping, or to now while it runs: the child's own
+   * time, without the drain of output that background processes hold after it exited.
+   */
+  public long childNanos() {
     lock.lock();
     try {
       return (exited() ? exitNanos : System.nanoTime()) - startNanos;
@@ -542,14 +633,71 @@ public final class Execution {
     }
   }
 
-  /** The kept stdout bytes. */
-  public byte[] stdout() {
-    return stdout.toByteArray();
+  /**
+   * The most bytes per output stream this JVM lets an exec keep: the largest Java array ({@code
+   * Integer.MAX_VALUE - 8} bytes) or an eighth of the maximum heap ({@link Runtime#maxMemory()}),
+   * whichever is smaller. An exec holds at most its two streams' caps while it runs (plus a chunk
+   * of up to 256 KiB each) and, for a moment while the result is built from them, four (the taken
+   * arrays and the result's own copies): at this limit, half the maximum heap.
+   */
+  public static long maxOutputCap() {
+    return Math.min(Integer.MAX_VALUE - 8, Runtime.getRuntime().maxMemory() / 8);
   }
 
-  /** The kept stderr bytes. */
+  /**
+   * Runs {@code build}, which takes the output ({@link #takeStdout}, {@link #takeStderr}) and makes
+   * the result from it: the copies it makes are outside the {@link CaptureBudget}, so a large
+   * output (1 MiB or more) is handed over by one exec of the JVM at a time, and the heap holds the
+   * copies of one large result at once. Small outputs do not wait.
+   */
+  public <T> T handOver(Supplier<T> build) {
+    if (stdout.kept() + stderr.kept() < SERIAL_HAND_OVER_BYTES) {
+      return build.get();
+    }
+    HAND_OVER.lock();
+    try {
+      return build.get();
+    } finally {
+      HAND_OVER.unlock();
+    }
+  }
+
+  /** A copy of the stdout bytes kept so far (the child may still be writing). */
+  public byte[] stdout() {
+    return stdout.snapshot();
+  }
+
+  /** A copy of the stderr bytes kept so far (the child may still be writing). */
   public byte[] stderr() {
-    return stderr.toByteArray();
+    return stderr.snapshot();
+  }
+
+  /**
+   * The kept stdout bytes once the exec has ended, handed over without a second copy: nothing is
+   * kept after this, and later calls return the same array, which callers must not change.
+   */
+  public byte[] takeStdout() {
+    return stdout.take();
+  }
+
+  /** As {@link #takeStdout()}, for stderr. */
+  public byte[] takeStderr() {
+    return stderr.take();
+  }
+
+  /**
+   * What the capture lost because the heap could not hold it (for example {@code "stdout: the JVM's
+   * heap could hold only the first 1048576 bytes"}), or null when it lost nothing.
+   */
+  public String captureFailure() {
+    String out = stdout.starvation();
+    String err = stderr.starvation();
+    if (out == null && err == null) {
+      return null;
+    }
+    return out == null
+        ? "stderr: " + err
+        : err == null ? "stdout: " + out : "stdout: " + out + "; stderr: " + err;
   }
 
   /** Whether stdout went past the cap. */

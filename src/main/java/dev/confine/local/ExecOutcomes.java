@@ -52,11 +52,16 @@ public final class ExecOutcomes {
 
   /**
    * Spawns under {@code guard} (which it owns: closed however the exec ends, a program that cannot
-   * be found included), waits as an exec does and classifies the outcome. Spawn failures are
-   * classified here; a failure of another type from the guard's spawn (a confinement that could not
-   * be applied, say) propagates for the caller to classify.
+   * be found or a refused output cap included), waits as an exec does and classifies the outcome.
+   * Spawn failures are classified here; a failure of another type from the guard's spawn (a
+   * confinement that could not be applied, say) propagates for the caller to classify. The result's
+   * wall time runs from this call to the result, the drain and the tree's kill included.
    *
+   * @param outputCap the capture cap per stream ({@link #outputCap}); {@link Long#MAX_VALUE} (a
+   *     runner built without one) keeps what this JVM can capture, {@link #captureCap}
    * @param deadline the call's deadline ({@link System#nanoTime()} based)
+   * @throws SandboxException VALIDATION, before anything runs, for a finite cap above what this JVM
+   *     can capture
    */
   public static ExecResult run(
       ExecRequest request,
@@ -65,6 +70,7 @@ public final class ExecOutcomes {
       long outputCap,
       TreeGuard guard,
       long deadline) {
+    long startNanos = System.nanoTime();
     String cmd = request.command();
     ExecOptions opts = request.options();
     List<String> argv = new ArrayList<>(request.args().size() + 1);
@@ -72,7 +78,9 @@ public final class ExecOutcomes {
     argv.addAll(request.args());
     WorkDirectory dir;
     String executable;
+    long cap;
     try {
+      cap = captureCap(cmd, outputCap, opts.resources().maxOutputBytes() > 0);
       dir = workDir.open(cmd);
       try {
         executable = executable(cmd, dir);
@@ -88,12 +96,11 @@ public final class ExecOutcomes {
     Completion done;
     // Open until the exec is over; a spawn still using it then closes it when it ends.
     try (dir) {
+      SpawnSpec spec = new SpawnSpec(executable, argv, env, dir, opts.hasStdin());
       execution =
-          Execution.start(
-              new SpawnSpec(executable, argv, env, dir, opts.hasStdin()),
-              opts.stdin(),
-              outputCap,
-              guard);
+          opts.stdinStream() != null
+              ? Execution.startStreaming(spec, opts.stdinStream(), cap, guard)
+              : Execution.start(spec, opts.stdin(), cap, guard);
       // A spawn handed to another thread reports its failure from here.
       done = execution.runToCompletion(deadline, LocalRunner.DRAIN.toNanos());
     } catch (ErrnoException e) {
@@ -101,7 +108,64 @@ public final class ExecOutcomes {
     } catch (EngineException e) {
       throw new SandboxException(Kind.INTERNAL, "sandbox: exec " + cmd + ": " + e.getMessage(), e);
     }
-    return classify(cmd, opts, execution, done);
+    return classify(cmd, opts, execution, done, startNanos);
+  }
+
+  /**
+   * The capture cap an exec runs with: {@code outputCap}, lowered to the most this JVM can capture
+   * ({@link Execution#maxOutputCap()}: the largest Java array or an eighth of the maximum heap,
+   * whichever is smaller) when it is a runner's default that nobody chose: no cap ({@link
+   * Long#MAX_VALUE}) or the built-in 10 MiB on a heap under 80 MiB. The result's truncation flags
+   * then say when output went past it.
+   *
+   * @param fromCall whether the call's own {@code maxOutputBytes} set the cap
+   * @throws SandboxException VALIDATION for any other cap above that limit, naming it: the JVM
+   *     would run out of heap holding it
+   */
+  public static long captureCap(String cmd, long outputCap, boolean fromCall) {
+    long limit = Execution.maxOutputCap();
+    if (!fromCall
+        && (outputCap == Long.MAX_VALUE || outputCap == LocalRunner.DEFAULT_MAX_OUTPUT_BYTES)) {
+      return Math.min(outputCap, limit);
+    }
+    if (outputCap > limit) {
+      long heap = Runtime.getRuntime().maxMemory();
+      throw new SandboxException(
+          Kind.VALIDATION,
+          "sandbox: exec "
+              + cmd
+              + ": maxOutputBytes "
+              + outputCap
+              + " ("
+              + size(outputCap)
+              + ") is more than this JVM can capture per stream: at most "
+              + limit
+              + " bytes ("
+              + size(limit)
+              + "), "
+              + (limit == heap / 8
+                  ? "an eighth of its "
+                      + size(heap)
+                      + " maximum heap; lower the cap or give the JVM"
+                      + " a larger heap (-Xmx)"
+                  : "the largest Java array; lower the cap"));
+    }
+    return outputCap;
+  }
+
+  /** {@code 1.5 GiB}, {@code 640.0 KiB}, {@code 12 bytes}. */
+  static String size(long bytes) {
+    String[] units = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    if (bytes < 1024) {
+      return bytes + " bytes";
+    }
+    double v = bytes;
+    int u = -1;
+    while (v >= 1024 && u < units.length - 1) {
+      v /= 1024;
+      u++;
+    }
+    return String.format(java.util.Locale.ROOT, "%.1f %s", v, units[u]);
   }
 
   /** The call's {@code maxOutputBytes} when positive, else the runner's default cap. */
@@ -121,8 +185,14 @@ public final class ExecOutcomes {
     return new SandboxException(kind, "sandbox: exec " + cmd + ": " + e.getMessage(), e);
   }
 
+  /**
+   * The result of a completed exec, or the error it ended in carrying that result.
+   *
+   * @param startNanos when the call began ({@link System#nanoTime()}): its wall time runs from
+   *     there to now
+   */
   public static ExecResult classify(
-      String cmd, ExecOptions opts, Execution execution, Completion done) {
+      String cmd, ExecOptions opts, Execution execution, Completion done, long startNanos) {
     TreeUsage u = done.usage();
     ExecResult.Builder b =
         ExecResult.builder()
@@ -134,11 +204,7 @@ public final class ExecOutcomes {
                         u.cpuUserNanos() < 0 ? null : Duration.ofNanos(u.cpuUserNanos()),
                         u.cpuSystemNanos() < 0 ? null : Duration.ofNanos(u.cpuSystemNanos()),
                         u.pidsLimitHit()))
-            .stdout(execution.stdout())
-            .stderr(execution.stderr())
-            .stdoutTruncated(execution.stdoutTruncated())
-            .stderrTruncated(execution.stderrTruncated())
-            .wallTime(Duration.ofNanos(execution.wallNanos()))
+            .childTime(Duration.ofNanos(execution.childNanos()))
             .leftoversKilled(done.leftoversKilled());
     if (done.exit() != null) {
       if (done.exit().signaled()) {
@@ -149,7 +215,29 @@ public final class ExecOutcomes {
     } else {
       b.exitCode(-1);
     }
-    ExecResult result = b.build();
+    ExecResult result =
+        execution.handOver(
+            () -> {
+              b.stdout(execution.takeStdout()).stderr(execution.takeStderr());
+              // After the take, which may lose what the heap could not copy.
+              b.stdoutTruncated(execution.stdoutTruncated());
+              b.stderrTruncated(execution.stderrTruncated());
+              // Taken once the output is copied out of the engine: part of the caller's wait.
+              b.wallTime(Duration.ofNanos(System.nanoTime() - startNanos));
+              try {
+                return b.build();
+              } catch (OutOfMemoryError e) {
+                // The result's own copies did not fit (other work filled the heap): a failed array
+                // allocation leaves the heap usable, so this is reported, not thrown as an Error.
+                throw new SandboxException(
+                    Kind.NOT_AVAILABLE,
+                    "sandbox: exec "
+                        + cmd
+                        + ": the JVM's heap could not hold the result's copy of the output ("
+                        + (execution.takeStdout().length + (long) execution.takeStderr().length)
+                        + " bytes); the command ran, its output is lost");
+              }
+            });
     if (done.unenforceable() != null) {
       throw new SandboxException(
           Kind.NOT_AVAILABLE,
@@ -160,11 +248,38 @@ public final class ExecOutcomes {
           done.unenforceable(),
           result);
     }
+    String lost = execution.captureFailure();
+    if (lost != null) {
+      throw new SandboxException(
+          Kind.NOT_AVAILABLE,
+          "sandbox: exec "
+              + cmd
+              + ": output capture stopped short of its cap, "
+              + lost
+              + " (the rest was read and dropped); lower maxOutputBytes, run fewer large execs at"
+              + " once or give the JVM more heap",
+          null,
+          result);
+    }
     if (done.exceeded() != null) {
       throw new SandboxException(
           Kind.BUDGET_EXCEEDED,
           "sandbox: " + done.exceeded() + " resource cap exceeded while executing " + cmd,
           null,
+          result);
+    }
+    Throwable stdin = execution.stdinFailure();
+    if (stdin != null && done.ending() == Completion.Ending.EXITED) {
+      throw new SandboxException(
+          Kind.INTERNAL,
+          "sandbox: exec "
+              + cmd
+              + ": reading its stdin stream failed after "
+              + execution.stdinWritten()
+              + " bytes ("
+              + stdin
+              + "); the command read end of file there",
+          stdin,
           result);
     }
     switch (done.ending()) {

@@ -290,8 +290,8 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
     }
 
     /**
-     * The capture cap per stream when a call does not set one; zero or negative means no truncation
-     * (up to what a Java array holds, 2 GiB).
+     * The capture cap per stream when a call does not set one; zero or negative means no cap of its
+     * own: the most this JVM can capture (see {@link ResourceLimits#maxOutputBytes()}).
      */
     public Builder maxOutputBytes(long maxOutputBytes) {
       this.maxOutputBytes = maxOutputBytes > 0 ? maxOutputBytes : Long.MAX_VALUE;

@@ -17,6 +17,7 @@ import dev.confine.testing.HostRequirements;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -38,6 +39,21 @@ class ExecCommandTest {
   private final FakeRunner fake = new FakeRunner();
   private String factoryRoot;
   private long factoryMaxOutput = -1;
+  private byte[] stdinSeen; // what the fake read of a stdin stream while it "ran"
+
+  /** Makes the fake read the stdin stream during the exec, as a runner would, and exit 0. */
+  private void readStdinWhileRunning() {
+    fake.respondWith(
+        r -> {
+          try {
+            InputStream in = r.options().stdinStream();
+            stdinSeen = in == null ? null : in.readAllBytes();
+          } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+          }
+          return ExecResult.ofExit(0);
+        });
+  }
 
   /** What one run of the CLI did. */
   private record Run(int status, byte[] out, String err) {
@@ -78,6 +94,7 @@ class ExecCommandTest {
 
   @Test
   void everyOptionMapsIntoExecOptions(@TempDir Path tmp) throws IOException {
+    readStdinWhileRunning();
     Path input = tmp.resolve("in.bin");
     byte[] bytes = {0, 1, (byte) 0xff, '\n'};
     Files.write(input, bytes);
@@ -116,10 +133,12 @@ class ExecCommandTest {
     Map<String, String> inject = new LinkedHashMap<>();
     inject.put("A", "1");
     inject.put("B", "x=y");
+    ExecOptions got = fake.lastRequest().options();
+    assertThat(stdinSeen).isEqualTo(bytes); // the file, streamed to the runner as it ran
     ExecOptions expected =
         ExecOptions.builder()
             .workDir("sub/dir")
-            .stdin(bytes)
+            .stdinStream(got.stdinStream())
             .timeout(Duration.ofSeconds(90))
             .env(EnvPolicy.allow("PATH", "HOME").withInject(inject))
             .resources(
@@ -184,17 +203,111 @@ class ExecCommandTest {
   }
 
   @Test
-  void stdinFileDashReadsOurOwnStdinFully() {
+  void stdinFileDashHandsOurOwnStdinOverUnread() {
+    readStdinWhileRunning();
     byte[] bytes = {'h', 'i', 0, (byte) 0x80};
     run(bytes, "exec", "--stdin-file", "-", "--", "cat");
-    assertThat(fake.lastRequest().options().stdin()).isEqualTo(bytes);
+    assertThat(fake.lastRequest().options().stdin()).isNull();
+    assertThat(stdinSeen).isEqualTo(bytes); // nothing was read before the exec
+  }
+
+  @Test
+  void aStdinFileIsOpenedOnlyWhenTheExecReadsIt(@TempDir Path tmp) throws IOException {
+    Path file = Files.writeString(tmp.resolve("in"), "late");
+    fake.respondWith(
+        r -> {
+          try {
+            // Replaced after the command line was checked and before the exec read it.
+            Files.writeString(file, "fresh");
+            return ExecResult.of(
+                0, new String(r.options().stdinStream().readAllBytes(), UTF_8), "");
+          } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+          }
+        });
+    Run r = run("exec", "--stdin-file", file.toString(), "--", "cat");
+    assertThat(r.outText()).isEqualTo("fresh");
+  }
+
+  /**
+   * Gives "first\n", then, before "second\n" and the end, waits for the child to say it read the
+   * first line: a child can only say so if its input is streamed, not read whole before it starts.
+   */
+  private static final class Conversation extends java.io.InputStream {
+    private final Path seen;
+    private int step;
+    volatile boolean childAnsweredFirst;
+
+    Conversation(Path seen) {
+      this.seen = seen;
+    }
+
+    @Override
+    public int read() {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public int read(byte[] b, int off, int len) throws IOException {
+      String next;
+      switch (step++) {
+        case 0 -> next = "first\n";
+        case 1 -> {
+          long deadline = System.nanoTime() + 10_000_000_000L;
+          while (!childAnsweredFirst && System.nanoTime() < deadline) {
+            childAnsweredFirst =
+                Files.exists(seen) && Files.readString(seen, UTF_8).equals("first\n");
+            try {
+              Thread.sleep(10);
+            } catch (InterruptedException e) {
+              throw new java.io.InterruptedIOException();
+            }
+          }
+          next = "second\n";
+        }
+        default -> {
+          return -1;
+        }
+      }
+      byte[] bytes = next.getBytes(UTF_8);
+      System.arraycopy(bytes, 0, b, off, bytes.length);
+      return bytes.length;
+    }
+  }
+
+  @Test
+  void aChildReadingLineByLineSeesItsInputBeforeTheInputEnds(@TempDir Path tmp) {
+    Conversation in = new Conversation(tmp.resolve("seen"));
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    int status =
+        Main.run(
+            new String[] {
+              "exec",
+              "--root",
+              tmp.toString(),
+              "--stdin-file",
+              "-",
+              "--",
+              "sh",
+              "-c",
+              "read a; echo \"$a\" > seen; read b; echo \"$a+$b\""
+            },
+            in,
+            new PrintStream(out, true, UTF_8),
+            new PrintStream(new ByteArrayOutputStream(), true, UTF_8),
+            Main.BACKEND);
+    assertThat(status).isZero();
+    assertThat(in.childAnsweredFirst).isTrue();
+    assertThat(out.toString(UTF_8)).isEqualTo("first+second\n");
   }
 
   @Test
   void anEmptyStdinFileIsAnEmptyPipeNotNoStdin(@TempDir Path tmp) throws IOException {
+    readStdinWhileRunning();
     Path empty = Files.createFile(tmp.resolve("empty"));
     run("exec", "--stdin-file", empty.toString(), "--", "cat");
-    assertThat(fake.lastRequest().options().stdinLength()).isZero();
+    assertThat(fake.lastRequest().options().hasStdin()).isTrue();
+    assertThat(stdinSeen).isEmpty();
   }
 
   // ---- argument separation ----
@@ -341,6 +454,51 @@ class ExecCommandTest {
     Run big = run(Main.BACKEND, new byte[0], "exec", "--", "head", "-c", "11000000", "/dev/zero");
     assertThat(big.out()).hasSize(10 << 20);
     assertThat(big.err()).isEqualTo("confine: stdout truncated at 10485760 bytes\n");
+  }
+
+  @Test
+  void wallMsIsTheWholeCallTheDrainIncluded() {
+    long start = System.nanoTime();
+    Run r = run(Main.BACKEND, new byte[0], "exec", "--json", "--", "sh", "-c", "sleep 60 & echo x");
+    double elapsedMs = (System.nanoTime() - start) / 1e6;
+    assertThat(r.status()).isZero();
+    java.util.regex.Matcher m =
+        java.util.regex.Pattern.compile("\"wall_ms\":([0-9.]+),").matcher(r.outText());
+    assertThat(m.find()).as(r.outText()).isTrue();
+    assertThat(Double.parseDouble(m.group(1))).isBetween(2_000.0, elapsedMs);
+    java.util.regex.Matcher child =
+        java.util.regex.Pattern.compile("\"child_ms\":([0-9.]+),").matcher(r.outText());
+    assertThat(child.find()).as(r.outText()).isTrue();
+    // The child exited at once; the call then waited the 2 s drain for the background sleep.
+    assertThat(Double.parseDouble(child.group(1)))
+        .isLessThanOrEqualTo(Double.parseDouble(m.group(1)) - 2_000.0);
+  }
+
+  @Test
+  void aMaxOutputTheJvmCannotHoldIsRefusedInOneLineWith125(@TempDir Path tmp) {
+    long limit = Math.min(Integer.MAX_VALUE - 8, Runtime.getRuntime().maxMemory() / 8);
+    Run r =
+        run(
+            Main.BACKEND,
+            new byte[0],
+            "exec",
+            "--root",
+            tmp.toString(),
+            "--max-output",
+            "1t",
+            "--",
+            "touch",
+            "ran");
+    assertThat(r.status()).isEqualTo(125);
+    assertThat(r.out()).isEmpty();
+    assertThat(r.err().lines().toList())
+        .singleElement()
+        .satisfies(
+            line ->
+                assertThat(line)
+                    .startsWith("confine: sandbox: exec touch: maxOutputBytes 1099511627776")
+                    .contains("at most " + limit + " bytes"));
+    assertThat(tmp.resolve("ran")).doesNotExist();
   }
 
   @Test
@@ -556,7 +714,7 @@ class ExecCommandTest {
         .isEqualTo(
             "{\"exit_code\":3,\"signal\":null,\"stdout\":\"out \\\"q\\\"\\n\","
                 + "\"stderr\":\"err\\t\\u0001\",\"stdout_truncated\":false,"
-                + "\"stderr_truncated\":false,\"wall_ms\":12.346,\"error\":null"
+                + "\"stderr_truncated\":false,\"wall_ms\":12.346,\"child_ms\":0,\"error\":null"
                 + ",\"usage\":{\"peak_memory_bytes\":null,\"cpu_user_ms\":null,\"cpu_system_ms\":null,\"pids_limit_hit\":false}}\n");
   }
 
@@ -575,7 +733,7 @@ class ExecCommandTest {
     assertThat(r.outText())
         .isEqualTo(
             "{\"exit_code\":-1,\"signal\":9,\"stdout\":\"so far\",\"stderr\":\"\","
-                + "\"stdout_truncated\":false,\"stderr_truncated\":false,\"wall_ms\":1000,"
+                + "\"stdout_truncated\":false,\"stderr_truncated\":false,\"wall_ms\":1000,\"child_ms\":0,"
                 + "\"error\":{\"kind\":\"TIMEOUT\",\"message\":\"sandbox: timed out\"}"
                 + ",\"usage\":{\"peak_memory_bytes\":null,\"cpu_user_ms\":null,\"cpu_system_ms\":null,\"pids_limit_hit\":false}}\n");
   }
@@ -588,7 +746,7 @@ class ExecCommandTest {
     assertThat(r.outText())
         .isEqualTo(
             "{\"exit_code\":-1,\"signal\":null,\"stdout\":\"\",\"stderr\":\"\","
-                + "\"stdout_truncated\":false,\"stderr_truncated\":false,\"wall_ms\":0,"
+                + "\"stdout_truncated\":false,\"stderr_truncated\":false,\"wall_ms\":0,\"child_ms\":0,"
                 + "\"error\":{\"kind\":\"NOT_FOUND\",\"message\":\"sandbox: exec"
                 + " no-such-program-confine: executable file not found in $PATH\"}"
                 + ",\"usage\":{\"peak_memory_bytes\":null,\"cpu_user_ms\":null,\"cpu_system_ms\":null,\"pids_limit_hit\":false}}\n");
@@ -637,8 +795,28 @@ class ExecCommandTest {
         Arguments.of(
             List.of("exec", "--env", "=x", "--", "true"), "--env \"=x\" has an empty NAME"),
         Arguments.of(
+            List.of("exec", "--env", "X\nY=1", "--", "true"),
+            "--env \"X\\nY=1\": NAME \"X\\nY\" is not a variable name ([A-Za-z_][A-Za-z0-9_]*)"),
+        Arguments.of(
+            List.of("exec", "--env", "1A=x", "--", "true"),
+            "--env \"1A=x\": NAME \"1A\" is not a variable name ([A-Za-z_][A-Za-z0-9_]*)"),
+        Arguments.of(
+            List.of("exec", "--env", "A-B=x", "--", "true"), "NAME \"A-B\" is not a variable name"),
+        Arguments.of(
+            List.of("exec", "--env-allow", "PATH ", "--", "true"),
+            "--env-allow \"PATH \" is not a variable name ([A-Za-z_][A-Za-z0-9_]*)"),
+        Arguments.of(
+            List.of("exec", "--clear-env", "--env-allow", "", "--", "true"),
+            "--env-allow \"\" is not a variable name"),
+        Arguments.of(
             List.of("exec", "--json", "--stdin-file", "/no/such/file", "--", "cat"),
-            "cannot read --stdin-file \"/no/such/file\": no such file"));
+            "cannot read --stdin-file \"/no/such/file\": no such file"),
+        Arguments.of(
+            List.of("exec", "--stdin-file", "/", "--", "cat"),
+            "cannot read --stdin-file \"/\": is a directory"),
+        Arguments.of(
+            List.of("exec", "--stdin-file", "a\0b", "--", "cat"),
+            "cannot read --stdin-file \"a\\u0000b\": Nul character not allowed"));
   }
 
   @ParameterizedTest

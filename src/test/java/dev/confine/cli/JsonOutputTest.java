@@ -15,11 +15,15 @@ import org.junit.jupiter.params.provider.CsvSource;
 class JsonOutputTest {
   @Test
   void successHasEveryKeyInOrder() {
-    ExecResult r = ExecResult.of(0, "hi\n", "").toBuilder().wallTime(Duration.ofMillis(12)).build();
+    ExecResult r =
+        ExecResult.of(0, "hi\n", "").toBuilder()
+            .wallTime(Duration.ofMillis(12))
+            .childTime(Duration.ofMillis(3))
+            .build();
     assertThat(JsonOutput.of(Outcome.of(r)))
         .isEqualTo(
             "{\"exit_code\":0,\"signal\":null,\"stdout\":\"hi\\n\",\"stderr\":\"\","
-                + "\"stdout_truncated\":false,\"stderr_truncated\":false,\"wall_ms\":12,"
+                + "\"stdout_truncated\":false,\"stderr_truncated\":false,\"wall_ms\":12,\"child_ms\":3,"
                 + "\"error\":null"
                 + ",\"usage\":{\"peak_memory_bytes\":null,\"cpu_user_ms\":null,\"cpu_system_ms\":null,\"pids_limit_hit\":false}}");
   }
@@ -30,7 +34,7 @@ class JsonOutputTest {
     assertThat(JsonOutput.of(Outcome.of(r)))
         .isEqualTo(
             "{\"exit_code\":-1,\"signal\":9,\"stdout\":\"\",\"stderr\":\"\","
-                + "\"stdout_truncated\":true,\"stderr_truncated\":false,\"wall_ms\":0,"
+                + "\"stdout_truncated\":true,\"stderr_truncated\":false,\"wall_ms\":0,\"child_ms\":0,"
                 + "\"error\":null"
                 + ",\"usage\":{\"peak_memory_bytes\":null,\"cpu_user_ms\":null,\"cpu_system_ms\":null,\"pids_limit_hit\":false}}");
   }
@@ -43,13 +47,14 @@ class JsonOutputTest {
             .stdout("so far".getBytes(StandardCharsets.UTF_8))
             .stderrTruncated(true)
             .wallTime(Duration.ofNanos(1_500_250_000))
+            .childTime(Duration.ofNanos(1_500_000_000))
             .build();
     SandboxException e =
         new SandboxException(Kind.TIMEOUT, "sandbox: timed out after 1.5s", null, partial);
     assertThat(JsonOutput.of(Outcome.of(e)))
         .isEqualTo(
             "{\"exit_code\":-1,\"signal\":9,\"stdout\":\"so far\",\"stderr\":\"\","
-                + "\"stdout_truncated\":false,\"stderr_truncated\":true,\"wall_ms\":1500.25,"
+                + "\"stdout_truncated\":false,\"stderr_truncated\":true,\"wall_ms\":1500.25,\"child_ms\":1500,"
                 + "\"error\":{\"kind\":\"TIMEOUT\",\"message\":\"sandbox: timed out after 1.5s\"}"
                 + ",\"usage\":{\"peak_memory_bytes\":null,\"cpu_user_ms\":null,\"cpu_system_ms\":null,\"pids_limit_hit\":false}}");
   }
@@ -60,7 +65,7 @@ class JsonOutputTest {
     assertThat(JsonOutput.of(Outcome.of(e)))
         .isEqualTo(
             "{\"exit_code\":-1,\"signal\":null,\"stdout\":\"\",\"stderr\":\"\","
-                + "\"stdout_truncated\":false,\"stderr_truncated\":false,\"wall_ms\":0,"
+                + "\"stdout_truncated\":false,\"stderr_truncated\":false,\"wall_ms\":0,\"child_ms\":0,"
                 + "\"error\":{\"kind\":\"NOT_FOUND\",\"message\":\"sandbox: \\\"nope\\\" not found\"}"
                 + ",\"usage\":{\"peak_memory_bytes\":null,\"cpu_user_ms\":null,\"cpu_system_ms\":null,\"pids_limit_hit\":false}}");
   }
@@ -101,6 +106,44 @@ class JsonOutputTest {
     byte[] bytes = {'a', (byte) 0xff, 'b', (byte) 0xc3}; // a stray byte and a cut-off sequence
     ExecResult r = ExecResult.builder().stdout(bytes).build();
     assertThat(JsonOutput.of(Outcome.of(r))).contains("\"stdout\":\"a\ufffdb\ufffd\"");
+  }
+
+  @Test
+  void theStreamedOutputEscapesAsTheStringItDecodesTo() {
+    // Random bytes around the writer's buffer sizes: every split of a multi-byte sequence,
+    // malformed
+    // input and surrogate pairs must come out as JsonString would quote new String(bytes, UTF_8).
+    java.util.Random random = new java.util.Random(15);
+    byte[] alphabet = "a\"\\\n\u0001".getBytes(StandardCharsets.UTF_8);
+    byte[][] pieces = {
+      alphabet,
+      "é".getBytes(StandardCharsets.UTF_8),
+      "€".getBytes(StandardCharsets.UTF_8),
+      "😀".getBytes(StandardCharsets.UTF_8),
+      {(byte) 0xff},
+      {(byte) 0xc3},
+      {(byte) 0xf0, (byte) 0x9f}
+    };
+    for (int round = 0; round < 200; round++) {
+      java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+      int target = random.nextInt(3) == 0 ? 4096 + random.nextInt(16) : random.nextInt(40_000);
+      while (bytes.size() < target) {
+        byte[] p = pieces[random.nextInt(pieces.length)];
+        if (p == alphabet) {
+          bytes.write(p[random.nextInt(p.length)]);
+        } else {
+          bytes.writeBytes(p);
+        }
+      }
+      byte[] out = bytes.toByteArray();
+      ExecResult r = ExecResult.builder().stdout(out).build();
+      assertThat(JsonOutput.of(Outcome.of(r)))
+          .as("round %d", round)
+          .contains(
+              "\"stdout\":"
+                  + JsonString.quote(new String(out, StandardCharsets.UTF_8))
+                  + ",\"stderr\":\"\",");
+    }
   }
 
   @ParameterizedTest

@@ -118,6 +118,27 @@ class LocalRunnerLifecycleTest {
   }
 
   @Test
+  void theWallTimeIsTheWholeCallTheDrainIncluded() {
+    long start = System.nanoTime();
+    ExecResult r = runner().exec("sh", List.of("-c", "sleep 60 & echo $!"), null);
+    Duration elapsed = Duration.ofNanos(System.nanoTime() - start);
+    assertThat(r.leftoversKilled()).isTrue();
+    assertThat(r.wallTime()).isGreaterThanOrEqualTo(LocalRunner.DRAIN).isLessThanOrEqualTo(elapsed);
+    // The child's own time ends at its reaping, before the drain began.
+    assertThat(r.childTime())
+        .isPositive()
+        .isLessThanOrEqualTo(r.wallTime().minus(LocalRunner.DRAIN));
+  }
+
+  @Test
+  void withoutLeftoversTheWallTimeCoversTheChildTime() {
+    ExecResult r = runner().exec("sh", List.of("-c", "sleep 0.2"), null);
+    assertThat(r.leftoversKilled()).isFalse();
+    assertThat(r.childTime()).isGreaterThanOrEqualTo(Duration.ofMillis(200));
+    assertThat(r.wallTime()).isGreaterThanOrEqualTo(r.childTime());
+  }
+
+  @Test
   void aDetachedBackgroundChildIsKilledWithoutWaitingForTheDrain() {
     long start = System.nanoTime();
     ExecResult r =
