@@ -141,9 +141,12 @@ public final class Cgroups {
     if (useV2 && layout.v2().isEmpty()) {
       return new Result(null, "no cgroup v2 hierarchy is mounted (" + layout.mode() + " layout)");
     }
-    if (!useV2 && !layout.v1().containsKey("freezer") && !layout.v1().containsKey("memory")) {
+    if (!useV2 && V1TreeCgroup.trackerController(layout.v1()) == null) {
       return new Result(
-          null, "no usable cgroup v1 hierarchy is mounted (" + layout.mode() + " layout)");
+          null,
+          "no cgroup v1 hierarchy that can hold a tree (freezer, cpuacct, pids or cpu) is mounted ("
+              + layout.mode()
+              + " layout)");
     }
     Result r = useV2 ? probeV2(layout, delegatedParent) : probeV1(layout);
     r.get().ifPresent(Cgroups::removeStaleTrees);
@@ -183,7 +186,10 @@ public final class Cgroups {
                         : "")
                     + " under "
                     + v1.get("memory").ownPath()
-                    + placed)
+                    + "; placement: the child starts in the tree's other cgroups and is moved into"
+                    + " its memory cgroup right after the spawn, with whatever it forked (no JVM"
+                    + " thread ever sits in a memory cgroup; what the child's exec allocated before"
+                    + " the move is charged to this process's)")
             : Capability.no("no v1 memory hierarchy is mounted");
     Capability pids =
         v1.containsKey("pids")
@@ -198,11 +204,21 @@ public final class Cgroups {
         v1.containsKey("cpu")
             ? Capability.yes("cgroup v1 cpu.cfs_quota_us under " + v1.get("cpu").ownPath())
             : Capability.no("no v1 cpu hierarchy is mounted");
+    String tracker = V1TreeCgroup.trackerController(v1);
     Capability kill =
-        v1.containsKey("freezer")
-            ? Capability.yes("cgroup v1 freezer: freeze, SIGKILL every member, thaw")
+        tracker.equals("freezer")
+            ? Capability.yes(
+                "cgroup v1 freezer under "
+                    + v1.get("freezer").ownPath()
+                    + " (a pooled tree cgroup): freeze, SIGKILL every member, thaw"
+                    + placed)
             : Capability.yes(
-                "cgroup v1 cgroup.procs: SIGKILL every member until empty (no freezer)");
+                "cgroup v1 "
+                    + tracker
+                    + " under "
+                    + v1.get(tracker).ownPath()
+                    + " (a pooled tree cgroup; no freezer): SIGKILL every member until empty"
+                    + placed);
     return new Result(
         new Cgroups(layout, false, null, memory, pids, acct, throttle, kill, Placement.THREAD_MOVE),
         null);
@@ -283,9 +299,12 @@ public final class Cgroups {
             : Capability.no(why.replace("the controller", "the cpu controller"));
     Capability kill =
         hasKill
-            ? Capability.yes("cgroup v2 cgroup.kill")
+            ? Capability.yes("cgroup v2 cgroup.kill (a tree cgroup under " + parent + ")" + placed)
             : Capability.yes(
-                "cgroup v2 cgroup.procs: SIGKILL every member until empty (no cgroup.kill before Linux 5.14)");
+                "cgroup v2 cgroup.procs (a tree cgroup under "
+                    + parent
+                    + "): SIGKILL every member until empty (no cgroup.kill before Linux 5.14)"
+                    + placed);
     return new Result(
         new Cgroups(layout, true, parent, memory, pids, acct, throttle, kill, placement), null);
   }
@@ -414,28 +433,45 @@ public final class Cgroups {
     }
   }
 
-  /** Spawns {@code spec} into {@code cg} the way this host allows (see {@link #placement()}). */
+  /**
+   * Spawns {@code spec} into {@code cg} the way this host allows (see {@link #placement()}). On v1
+   * the spawning thread visits every hierarchy but memory for the spawn; the child is moved into
+   * its memory cgroup right after (see {@link V1TreeCgroup}).
+   *
+   * @throws EngineException when the child could not be placed (it is killed and reaped)
+   */
   public Spawner.Spawned spawn(TreeCgroup cg, SpawnSpec spec) {
     return switch (cg) {
       case V1TreeCgroup v1 -> {
         Supplier<Spawner.Spawned> placed =
             () -> {
+              int tid = Syscalls.gettid();
               try {
-                v1.enterThread();
+                v1.enterThread(tid);
               } catch (IOException e) {
-                leaveQuietly(v1);
+                leaveQuietly(v1, tid);
                 throw new EngineException("cannot place the child in " + v1.path(), e);
               }
               try {
                 return Spawner.spawn(spec);
               } finally {
-                leaveQuietly(v1);
+                leaveQuietly(v1, tid);
               }
             };
         // A platform thread can visit the child's cgroups itself for the few hundred
         // microseconds of the spawn; a virtual thread could change carriers between the moves,
         // so it hands the spawn to the placement thread.
-        yield Thread.currentThread().isVirtual() ? PlacementThread.call(placed) : placed.get();
+        Spawner.Spawned s =
+            Thread.currentThread().isVirtual() ? PlacementThread.call(placed) : placed.get();
+        if (v1.hasMemory()) {
+          try {
+            v1.adoptIntoMemory(s.pid());
+          } catch (IOException | RuntimeException e) {
+            abandon(s, v1);
+            throw new EngineException("cannot move the child into its memory cgroup", e);
+          }
+        }
+        yield s;
       }
       case V2TreeCgroup v2 -> {
         if (placement == Placement.CLONE_INTO_CGROUP) {
@@ -450,7 +486,7 @@ public final class Cgroups {
         try {
           v2.migrate(s.pid());
         } catch (IOException e) {
-          Syscalls.kill(-s.pid(), dev.confine.linux.libc.LibC.SIGKILL());
+          abandon(s, v2);
           throw new EngineException("cannot move the child into " + v2.path(), e);
         }
         yield s;
@@ -458,9 +494,31 @@ public final class Cgroups {
     };
   }
 
-  private static void leaveQuietly(V1TreeCgroup v1) {
+  /** Kills a child that could not be placed, and what it started, reaps it and closes its fds. */
+  private static void abandon(Spawner.Spawned s, TreeCgroup cg) {
+    Syscalls.kill(-s.pid(), dev.confine.linux.libc.LibC.SIGKILL());
     try {
-      v1.leaveThread();
+      cg.kill();
+    } catch (IOException e) {
+      // the group kill above, and the guard's close, which kills until the cgroup is empty
+    }
+    try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+      Syscalls.waitid(
+          dev.confine.linux.libc.LibC.P_PIDFD(),
+          s.pidfd(),
+          arena.allocate(Reaping.SIGINFO.byteSize()),
+          dev.confine.linux.libc.LibC.WEXITED());
+    }
+    for (int fd : new int[] {s.pidfd(), s.stdinFd(), s.stdoutFd(), s.stderrFd()}) {
+      if (fd >= 0) {
+        Syscalls.close(fd);
+      }
+    }
+  }
+
+  private static void leaveQuietly(V1TreeCgroup v1, int tid) {
+    try {
+      v1.leaveThread(tid);
     } catch (IOException e) {
       throw new IllegalStateException("the placement thread could not leave a child's cgroup", e);
     }

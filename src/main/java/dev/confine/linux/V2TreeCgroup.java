@@ -52,9 +52,10 @@ final class V2TreeCgroup implements TreeCgroup {
       if (limits.maxProcesses() > 0) {
         CgroupFiles.write(dir.resolve("pids.max"), Integer.toString(limits.maxProcesses()));
       }
-      if (limits.cpuMillicores() > 0 && CgroupFiles.exists(dir.resolve("cpu.max"))) {
+      if (limits.cpuThrottleMillicores() > 0 && CgroupFiles.exists(dir.resolve("cpu.max"))) {
         CgroupFiles.write(
-            dir.resolve("cpu.max"), Math.max(1000, limits.cpuMillicores() * 100L) + " 100000");
+            dir.resolve("cpu.max"),
+            Math.max(1000, limits.cpuThrottleMillicores() * 100L) + " 100000");
       }
     } catch (IOException | RuntimeException e) {
       CgroupFiles.rmdirIfExists(dir);
