@@ -110,7 +110,7 @@ class LocalSessionCapsAndLeaksTest {
     try (ProcessSession warm = r.start(ProcessSpec.terminal(List.of("true")))) {
       warm.waitFor(); // starts the event loop and binds libc
     }
-    long fdsBefore = LocalRunnerLeakTest.openFds();
+    long fdsBefore = LocalRunnerLeakTest.settledFds();
     int threadsBefore = LocalRunnerLeakTest.platformThreads();
 
     List<ProcessSession> sessions = new ArrayList<>();
@@ -147,6 +147,6 @@ class LocalSessionCapsAndLeaksTest {
     }
     assertThat(LocalRunnerLeakTest.childPids()).isEmpty();
     assertThat(EventLoop.shared().registrationCount()).isZero();
-    assertThat(LocalRunnerLeakTest.openFds()).isEqualTo(fdsBefore);
+    assertThat(LocalRunnerLeakTest.settledFds()).isEqualTo(fdsBefore);
   }
 }
