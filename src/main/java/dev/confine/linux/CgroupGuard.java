@@ -3,10 +3,11 @@ package dev.confine.linux;
 import java.io.IOException;
 
 /**
- * Holds a tree in its own cgroup: the kernel enforces memory and process caps and throttles CPU;
+ * Holds a tree in its own cgroup: the kernel enforces memory and process caps and the CPU throttle;
  * the {@link CapWatch} thread kills the tree when its CPU budget is spent or the OOM killer struck;
  * killing and leftover detection cover every process in the cgroup, escapees from the process group
- * included.
+ * and the session included. With {@link TreeLimits#NONE} it only tracks the tree (every exec
+ * without caps gets one where a cgroup can be made).
  */
 public final class CgroupGuard implements TreeGuard {
   private static final int MAX_FAILURES = 3;
@@ -23,6 +24,7 @@ public final class CgroupGuard implements TreeGuard {
   private TreeUsage finalUsage;
   private volatile boolean closed;
   private volatile boolean spawned;
+  private volatile boolean watched;
   private volatile boolean emptied; // seen empty after the spawn: no drain needed at close
 
   /**
@@ -50,6 +52,7 @@ public final class CgroupGuard implements TreeGuard {
   public void started(int pid) {
     spawned = true;
     if (cpuBudgetNanos > 0 || memoryCapped) {
+      watched = true;
       CapWatch.add(check);
     }
   }
@@ -142,7 +145,9 @@ public final class CgroupGuard implements TreeGuard {
     if (closed) {
       return;
     }
-    CapWatch.remove(check);
+    if (watched) {
+      CapWatch.remove(check); // a tracker never starts the watch's thread
+    }
     exceeded(); // the last look at the OOM counter, before the cgroup goes
     finalUsage = cgroup.usage();
     closed = true;

@@ -77,9 +77,19 @@ public final class Cgroups {
   // directories of four hierarchies per exec cost ~0.5 ms of kernel time (and more offline work).
   private final Map<List<String>, Deque<V1TreeCgroup>> idle = new ConcurrentHashMap<>();
   private final AtomicInteger idleCount = new AtomicInteger();
+  private final AtomicInteger idleTrackers = new AtomicInteger();
 
-  /** How many idle tree cgroups are kept for reuse at most; beyond it they are removed. */
+  /**
+   * How many idle tree cgroups with caps are kept for reuse at most; beyond it they are removed.
+   */
   public static final int MAX_IDLE = 16;
+
+  /**
+   * How many idle tracker cgroups (no caps: a freezer directory and one open file each) are kept at
+   * most, apart from {@link #MAX_IDLE}: every exec takes one, so a burst of concurrent execs from
+   * virtual threads finds them made instead of making and removing one per exec.
+   */
+  public static final int MAX_IDLE_TRACKERS = 64;
 
   private Cgroups(
       CgroupLayout layout,
@@ -365,7 +375,7 @@ public final class Cgroups {
       Deque<V1TreeCgroup> pool = idle.get(V1TreeCgroup.controllersFor(limits));
       V1TreeCgroup cg;
       while (pool != null && (cg = pool.pollFirst()) != null) {
-        idleCount.decrementAndGet();
+        (limits.any() ? idleCount : idleTrackers).decrementAndGet();
         if (cg.reuse(limits)) {
           return cg;
         }
@@ -386,19 +396,24 @@ public final class Cgroups {
    */
   void release(TreeCgroup cg, boolean knownEmpty) {
     if (cg instanceof V1TreeCgroup v1) {
+      if (v1.reusableAsIs(knownEmpty) && keepIdle(v1)) {
+        return; // a tracker with nothing to reset: idle again at once (see reusableAsIs)
+      }
       CgroupJanitor.recycle(v1, knownEmpty, this::keepIdle);
     } else {
       CgroupJanitor.remove(cg);
     }
   }
 
-  /** On the janitor: keeps a recycled cgroup; false when enough are kept already. */
+  /** Keeps a recycled cgroup (on the janitor, or its releaser); false when enough are kept. */
   private boolean keepIdle(V1TreeCgroup cg) {
     if (CgroupJanitor.exiting()) {
       return false;
     }
-    if (idleCount.incrementAndGet() > MAX_IDLE) {
-      idleCount.decrementAndGet();
+    boolean tracker = !cg.limits().any();
+    AtomicInteger count = tracker ? idleTrackers : idleCount;
+    if (count.incrementAndGet() > (tracker ? MAX_IDLE_TRACKERS : MAX_IDLE)) {
+      count.decrementAndGet();
       return false;
     }
     idle.computeIfAbsent(
@@ -427,7 +442,7 @@ public final class Cgroups {
     for (Deque<V1TreeCgroup> pool : idle.values()) {
       V1TreeCgroup cg;
       while ((cg = pool.pollFirst()) != null) {
-        idleCount.decrementAndGet();
+        (cg.limits().any() ? idleCount : idleTrackers).decrementAndGet();
         CgroupJanitor.remove(cg);
       }
     }

@@ -296,6 +296,24 @@ final class V1TreeCgroup implements TreeCgroup {
     }
   }
 
+  /**
+   * Counts a use of this cgroup, whose tree is over and was seen empty, and says whether it can
+   * serve the next tree as it is: one that only tracks (the freezer alone: no counter to reset,
+   * nothing charged), under {@link #MAX_USES}. Its releaser then keeps it idle at once, so that
+   * back-to-back execs take the same cgroup with its files open, instead of a new one made while
+   * the janitor readies the last.
+   */
+  boolean reusableAsIs(boolean knownEmpty) {
+    if (!knownEmpty
+        || limits.any()
+        || dirs.containsKey("memory")
+        || dirs.containsKey("pids")
+        || dirs.containsKey("cpuacct")) {
+      return false;
+    }
+    return ++uses < MAX_USES;
+  }
+
   // Dead processes stay charged to pids.current until they are reaped (orphans by init, which can
   // be slow): a reused cgroup must start at zero, or a tight process cap would refuse the child.
   private static final long PIDS_RELEASE_WAIT_NANOS = 200_000_000L;
