@@ -314,6 +314,7 @@ class ProcSamplerTest {
       String out = tree.awaitStdout("orphan", WAIT);
       int escapee = pidAfter(out, "escapee");
       int orphan = pidAfter(out, "orphan");
+      killAfter(escapee, orphan);
       SpawnedTree.await(() -> parentOf(orphan) != escapee, WAIT, "the orphan's re-parenting");
       ProcSampler sampler = new ProcSampler(tree.pid());
       sampler.sample();
@@ -341,11 +342,26 @@ class ProcSamplerTest {
       SpawnedTree.await(() -> sample(sampler).members() == 2, WAIT, "the child seen");
       String out = tree.awaitStdout("orphan", WAIT);
       int orphan = pidAfter(out, "orphan");
+      killAfter(pidAfter(out, "escapee"), orphan);
       assertThat(sampler.lastLook()).isTrue();
       assertThat(sampler.isMember(orphan)).isTrue();
       sampler.killTree();
       SpawnedTree.await(() -> !alive(orphan), WAIT, "the orphan dead");
     }
+  }
+
+  private final java.util.List<Integer> toKill = new java.util.ArrayList<>();
+
+  /** Processes outside the tree's group, which its close does not kill: killed after the test. */
+  private void killAfter(int... pids) {
+    for (int pid : pids) {
+      toKill.add(pid);
+    }
+  }
+
+  @org.junit.jupiter.api.AfterEach
+  void killEscapees() {
+    toKill.forEach(pid -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly));
   }
 
   private static int pidAfter(String out, String word) {
