@@ -149,8 +149,9 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
       String how =
           "/proc sampler every 50 ms (10 ms in the first 100 ms), kill on overflow, fail-closed"
               + " after 3 failed samples; approximate: a fast allocator can overshoot between"
-              + " samples, and the tree is seen as far as the tree-kill row says (no usable"
-              + " cgroups: "
+              + " samples, and the caps count the processes the sampler sees (by ancestry and the"
+              + " sessions the tree made: not one that left every known session and was orphaned"
+              + " before a sample saw it) (no usable cgroups: "
               + noCgroupsReason
               + ")";
       rows.add(
