@@ -217,7 +217,10 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
       return new HostCapability(
           "tree kill",
           true,
-          "every exec and session, capped or not: " + tracking.cgroups().treeKill().detail());
+          "every exec and session, capped or not: "
+              + tracking.cgroups().treeKill().detail()
+              + "; a child that may write the cgroup filesystem (root, as this runner does not"
+              + " bound writes) can move itself out of its cgroup");
     }
     if (tracking.sampler()) {
       return new HostCapability(

@@ -7,12 +7,12 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@link TreeKillContract} with the default runner ({@link CapsMechanism#AUTO}): as root here a v1
- * freezer cgroup for every exec, capped or not; as nobody (CI runs this class as nobody too) the
- * /proc sampler's tracking.
+ * {@link TreeKillScenariosTest} with the default runner ({@link CapsMechanism#AUTO}): as root here
+ * a v1 freezer cgroup for every exec, capped or not; as nobody (CI runs this class as nobody too)
+ * the /proc sampler's tracking.
  */
 @Tag("confinement")
-class TreeKillAutoTest extends TreeKillContract {
+class TreeKillAutoTest extends TreeKillScenariosTest {
   @Override
   CapsMechanism mechanism() {
     return CapsMechanism.AUTO;

@@ -1,7 +1,7 @@
 package dev.confine.local;
 
-/** {@link TreeKillContract} under cgroup v1: a freezer cgroup the child starts in. */
-class TreeKillCgroupV1Test extends TreeKillContract {
+/** {@link TreeKillScenariosTest} under cgroup v1: a freezer cgroup the child starts in. */
+class TreeKillCgroupV1Test extends TreeKillScenariosTest {
   @Override
   CapsMechanism mechanism() {
     return CapsMechanism.CGROUP_V1;

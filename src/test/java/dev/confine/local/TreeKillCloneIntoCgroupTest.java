@@ -6,9 +6,9 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 
 /**
- * {@link TreeKillContract} under cgroup v2 with clone3 CLONE_INTO_CGROUP (glibc 2.39+): the child
- * starts in its cgroup, so every scenario, the instantly orphaned daemon included, runs with no
- * settling first. CI runs this tag inside a Debian 13 root (scripts/lib/in-newer-glibc).
+ * {@link TreeKillScenariosTest} under cgroup v2 with clone3 CLONE_INTO_CGROUP (glibc 2.39+): the
+ * child starts in its cgroup, so every scenario, the instantly orphaned daemon included, runs with
+ * no settling first. CI runs this tag inside a Debian 13 root (scripts/lib/in-newer-glibc).
  */
 @Tag("newer-glibc")
 class TreeKillCloneIntoCgroupTest extends TreeKillCgroupV2Test {

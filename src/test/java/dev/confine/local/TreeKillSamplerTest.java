@@ -3,12 +3,12 @@ package dev.confine.local;
 import org.junit.jupiter.api.Tag;
 
 /**
- * {@link TreeKillContract} under the /proc sampler, as root and (in CI) as nobody: members by
+ * {@link TreeKillScenariosTest} under the /proc sampler, as root and (in CI) as nobody: members by
  * ancestry and by the sessions of members, a last look before the kill, stop then kill. A process
  * orphaned outside every known session before any look is out of its sight (not raceFree).
  */
 @Tag("confinement")
-class TreeKillSamplerTest extends TreeKillContract {
+class TreeKillSamplerTest extends TreeKillScenariosTest {
   @Override
   CapsMechanism mechanism() {
     return CapsMechanism.PROC_SAMPLER;

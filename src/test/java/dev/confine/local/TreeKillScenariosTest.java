@@ -34,7 +34,7 @@ import org.junit.jupiter.api.io.TempDir;
  * test can check it is gone, and every session it creates is checked empty afterwards.
  */
 @Timeout(120)
-abstract class TreeKillContract {
+abstract class TreeKillScenariosTest {
   @TempDir Path root;
 
   private final List<Integer> started = new ArrayList<>();
