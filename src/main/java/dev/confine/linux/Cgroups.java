@@ -111,6 +111,12 @@ public final class Cgroups {
     this.treeKill = treeKill;
     this.placement = placement;
     CgroupJanitor.atExit(this::removeIdle);
+    // Every exec will use these threads: started now, from the thread that builds the runner (not
+    // a confined one), so that the engine's thread count does not change with the first execs.
+    CgroupJanitor.start();
+    if (placement == Placement.THREAD_MOVE) {
+      PlacementThread.start();
+    }
   }
 
   private record ProbeKey(Version version, Path delegatedParent) {}
@@ -396,6 +402,7 @@ public final class Cgroups {
    */
   void release(TreeCgroup cg, boolean knownEmpty) {
     if (cg instanceof V1TreeCgroup v1) {
+      v1.closePlacementFiles(); // never spawned into (the program was not found): still open
       if (v1.reusableAsIs(knownEmpty) && keepIdle(v1)) {
         return; // a tracker with nothing to reset: idle again at once (see reusableAsIs)
       }
@@ -476,8 +483,12 @@ public final class Cgroups {
         // A platform thread can visit the child's cgroups itself for the few hundred
         // microseconds of the spawn; a virtual thread could change carriers between the moves,
         // so it hands the spawn to the placement thread.
-        Spawner.Spawned s =
-            Thread.currentThread().isVirtual() ? PlacementThread.call(placed) : placed.get();
+        Spawner.Spawned s;
+        try {
+          s = Thread.currentThread().isVirtual() ? PlacementThread.call(placed) : placed.get();
+        } finally {
+          v1.closePlacementFiles(); // a live tree holds no descriptor of its cgroup
+        }
         if (v1.hasMemory()) {
           try {
             v1.adoptIntoMemory(s.pid());

@@ -27,8 +27,9 @@ import java.util.concurrent.locks.LockSupport;
  * microseconds of a program's start) stays charged to this process's memory cgroup.
  *
  * <p>The files the spawning thread writes (its {@code tasks} moves, the process cap) are opened
- * when the cgroup is made, by the thread that makes it: the spawning thread only writes to open
- * descriptors, so a thread that may not open files (a Landlock domain) can place its spawns too.
+ * when the cgroup is taken for a tree ({@link #openPlacementFiles}), by the thread that takes it,
+ * and closed once the spawn is over: the spawning thread only writes to open descriptors, so a
+ * thread that may not open files (a Landlock domain) can place its spawns too.
  */
 final class V1TreeCgroup implements TreeCgroup {
   private static final long MAX_WAIT_NANOS = 5_000_000_000L;
@@ -236,8 +237,10 @@ final class V1TreeCgroup implements TreeCgroup {
     }
     try {
       applyLimits(next);
+      openPlacementFiles();
       return true;
     } catch (IOException e) {
+      closePlacementFiles();
       return false;
     }
   }
@@ -361,6 +364,7 @@ final class V1TreeCgroup implements TreeCgroup {
   }
 
   private void closeFiles() {
+    closePlacementFiles();
     for (Map<Path, Integer> fds : List.of(readFds, writeFds)) {
       for (Integer fd : fds.values()) {
         Syscalls.close(fd);
@@ -370,22 +374,45 @@ final class V1TreeCgroup implements TreeCgroup {
   }
 
   /**
-   * Opens the files {@link #enterThread} and {@link #leaveThread} write: the {@code tasks} file of
-   * each directory the spawning thread visits, this process's own {@code tasks} in each of those
-   * hierarchies (shared by every tree), and {@code pids.max}.
+   * Opens the files {@link #enterThread} and {@link #leaveThread} write, for one spawn: the {@code
+   * tasks} file of each directory the spawning thread visits, this process's own {@code tasks} in
+   * each of those hierarchies (shared by every tree, open as long as the JVM) and {@code pids.max}.
+   * {@link #closePlacementFiles} closes them once the spawn is over, so that a live tree (an idle
+   * session) holds no descriptor of its cgroup.
    */
-  private void openPlacementFiles() throws IOException {
+  void openPlacementFiles() throws IOException {
+    closePlacementFiles();
     int[] enter = new int[threadDirs.size()];
     int[] leave = new int[threadOrigins.size()];
-    for (int i = 0; i < enter.length; i++) {
-      enter[i] = fd(writeFds, threadDirs.get(i).resolve("tasks"), true);
-      Path origin = threadOrigins.get(i).resolve("tasks");
-      leave[i] = fd(ORIGIN_TASKS, origin, true);
+    try {
+      for (int i = 0; i < enter.length; i++) {
+        enter[i] = -1;
+      }
+      for (int i = 0; i < enter.length; i++) {
+        enter[i] = CgroupFiles.open(threadDirs.get(i).resolve("tasks"), true);
+        leave[i] = fd(ORIGIN_TASKS, threadOrigins.get(i).resolve("tasks"), true);
+      }
+      if (dirs.containsKey("pids")) {
+        pidsMaxFd = CgroupFiles.open(pidsMax(), true);
+      }
+    } finally {
+      enterFds = enter;
+      leaveFds = leave;
     }
-    enterFds = enter;
-    leaveFds = leave;
-    if (dirs.containsKey("pids")) {
-      pidsMaxFd = fd(writeFds, pidsMax(), true);
+  }
+
+  /** Closes what {@link #openPlacementFiles} opened; idempotent. */
+  void closePlacementFiles() {
+    for (int fd : enterFds) {
+      if (fd >= 0) {
+        Syscalls.close(fd);
+      }
+    }
+    enterFds = new int[0];
+    leaveFds = new int[0];
+    if (pidsMaxFd >= 0) {
+      Syscalls.close(pidsMaxFd);
+      pidsMaxFd = -1;
     }
   }
 
