@@ -89,6 +89,11 @@ public final class CgroupJanitor {
     }
   }
 
+  /** Starts the janitor's thread now, if it is not running yet. */
+  static void start() {
+    ensureStarted();
+  }
+
   private static synchronized Thread thread() {
     return thread;
   }

@@ -38,6 +38,11 @@ final class PlacementThread {
 
   private PlacementThread() {}
 
+  /** Starts the placement threads now (they start with this class). */
+  static void start() {
+    // class initialisation started them
+  }
+
   /** Runs {@code task} on the placement thread and returns its result (or rethrows its failure). */
   static <T> T call(Supplier<T> task) {
     CompletableFuture<T> result = new CompletableFuture<>();
