@@ -17,6 +17,7 @@ public final class CgroupGuard implements TreeGuard {
   private final TreeCgroup cgroup;
   private final long cpuBudgetNanos;
   private final boolean memoryCapped;
+  private final boolean tracker;
   private final CapWatch.Check check = this::poll;
   private volatile String exceeded;
   private volatile Throwable unenforceable;
@@ -36,6 +37,7 @@ public final class CgroupGuard implements TreeGuard {
     this.cgroups = cgroups;
     this.cpuBudgetNanos = limits.cpuBudgetNanos();
     this.memoryCapped = limits.memoryBytes() > 0;
+    this.tracker = !limits.any();
     try {
       this.cgroup = cgroups.create(limits);
     } catch (IOException e) {
@@ -132,6 +134,9 @@ public final class CgroupGuard implements TreeGuard {
 
   @Override
   public synchronized TreeUsage usage() {
+    if (tracker) {
+      return TreeUsage.NOT_MEASURED; // as any exec without caps: a reused tracker counts on
+    }
     return finalUsage != null ? finalUsage : cgroup.usage();
   }
 
@@ -149,7 +154,7 @@ public final class CgroupGuard implements TreeGuard {
       CapWatch.remove(check); // a tracker never starts the watch's thread
     }
     exceeded(); // the last look at the OOM counter, before the cgroup goes
-    finalUsage = cgroup.usage();
+    finalUsage = tracker ? TreeUsage.NOT_MEASURED : cgroup.usage();
     closed = true;
     boolean empty = emptied;
     if (!empty) {

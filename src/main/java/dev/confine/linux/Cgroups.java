@@ -78,6 +78,8 @@ public final class Cgroups {
   private final Map<List<String>, Deque<V1TreeCgroup>> idle = new ConcurrentHashMap<>();
   private final AtomicInteger idleCount = new AtomicInteger();
   private final AtomicInteger idleTrackers = new AtomicInteger();
+  // Idle v2 tracker cgroups (no caps, nothing to reset): mkdir and rmdir per exec are not free.
+  private final Deque<V2TreeCgroup> idleV2Trackers = new ConcurrentLinkedDeque<>();
 
   /**
    * How many idle tree cgroups with caps are kept for reuse at most; beyond it they are removed.
@@ -374,7 +376,8 @@ public final class Cgroups {
 
   /**
    * The cgroup for one tree with {@code limits} written: on v1 an idle one with the same
-   * controllers when there is one (see {@link #release}), else a new one.
+   * controllers when there is one, on v2 an idle tracker for a tree without caps (see {@link
+   * #release}), else a new one.
    */
   public TreeCgroup create(TreeLimits limits) throws IOException {
     if (!useV2) {
@@ -388,6 +391,13 @@ public final class Cgroups {
         CgroupJanitor.remove(cg);
       }
     }
+    if (useV2 && !limits.any()) {
+      V2TreeCgroup cg = idleV2Trackers.pollFirst();
+      if (cg != null) {
+        idleTrackers.decrementAndGet();
+        return cg;
+      }
+    }
     String name = nextName();
     return useV2
         ? V2TreeCgroup.create(layout.v2().orElseThrow().mountPoint(), v2Parent, name, limits)
@@ -398,7 +408,8 @@ public final class Cgroups {
    * Hands back the cgroup of a tree that is over ({@code knownEmpty}: the guard saw it empty after
    * the tree, so nothing needs killing). On v1 the janitor empties and resets it off the exec's
    * path and keeps it for the next tree with the same controllers ({@link #MAX_IDLE} at most, each
-   * reused {@value V1TreeCgroup#MAX_USES} times at most); otherwise it is removed.
+   * reused {@value V1TreeCgroup#MAX_USES} times at most); on v2 an empty tracker is kept as it is
+   * ({@link #MAX_IDLE_TRACKERS} at most, with v1's); otherwise it is removed.
    */
   void release(TreeCgroup cg, boolean knownEmpty) {
     if (cg instanceof V1TreeCgroup v1) {
@@ -407,9 +418,23 @@ public final class Cgroups {
         return; // a tracker with nothing to reset: idle again at once (see reusableAsIs)
       }
       CgroupJanitor.recycle(v1, knownEmpty, this::keepIdle);
+    } else if (cg instanceof V2TreeCgroup v2 && knownEmpty && v2.tracksOnly() && keepIdle(v2)) {
+      return; // empty, no counters a tracker reports: reused as it is
     } else {
       CgroupJanitor.remove(cg);
     }
+  }
+
+  private boolean keepIdle(V2TreeCgroup cg) {
+    if (CgroupJanitor.exiting()) {
+      return false;
+    }
+    if (idleTrackers.incrementAndGet() > MAX_IDLE_TRACKERS) {
+      idleTrackers.decrementAndGet();
+      return false;
+    }
+    idleV2Trackers.addFirst(cg);
+    return true;
   }
 
   /** Keeps a recycled cgroup (on the janitor, or its releaser); false when enough are kept. */
@@ -446,6 +471,11 @@ public final class Cgroups {
    * Removes every idle tree cgroup of this instance (the janitor does); also when the JVM exits.
    */
   public void removeIdle() {
+    V2TreeCgroup v2;
+    while ((v2 = idleV2Trackers.pollFirst()) != null) {
+      idleTrackers.decrementAndGet();
+      CgroupJanitor.remove(v2);
+    }
     for (Deque<V1TreeCgroup> pool : idle.values()) {
       V1TreeCgroup cg;
       while ((cg = pool.pollFirst()) != null) {
