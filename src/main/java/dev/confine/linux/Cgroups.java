@@ -40,7 +40,10 @@ public final class Cgroups {
     THREAD_MOVE,
     /** v2 with glibc 2.39+: clone3 CLONE_INTO_CGROUP; nothing can escape. */
     CLONE_INTO_CGROUP,
-    /** v2 with an older glibc: moved right after the spawn, then its session swept; racy. */
+    /**
+     * v2 with an older glibc: moved right after the spawn, then its session swept when it may have
+     * forked before; racy.
+     */
     POST_SPAWN
   }
 
@@ -284,8 +287,8 @@ public final class Cgroups {
             ? "; placement race-free (clone3 CLONE_INTO_CGROUP)"
             : "; placement post-spawn (glibc "
                 + "older than 2.39 has no posix_spawnattr_setcgroup_np: the child is moved right"
-                + " after the spawn and its session swept; a process it forks and detaches in"
-                + " that instant can escape)";
+                + " after the spawn, and its session swept when it may have forked by then; a"
+                + " process it forks and detaches in that instant can escape)";
     String why =
         refused.isEmpty()
             ? "cgroup v2 "
