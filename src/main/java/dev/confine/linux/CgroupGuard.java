@@ -26,6 +26,7 @@ public final class CgroupGuard implements TreeGuard {
   private volatile boolean closed;
   private volatile boolean spawned;
   private volatile boolean watched;
+  private boolean drained; // close emptied the cgroup
   private volatile boolean emptied; // seen empty after the spawn: no drain needed at close
 
   /**
@@ -140,6 +141,15 @@ public final class CgroupGuard implements TreeGuard {
     return finalUsage != null ? finalUsage : cgroup.usage();
   }
 
+  /**
+   * True where the child starts in its cgroup (v1, v2 with CLONE_INTO_CGROUP) and close emptied it;
+   * false for post-spawn placement, or when the cgroup could not be emptied.
+   */
+  @Override
+  public synchronized boolean holdsEveryProcess() {
+    return cgroups.placement() != Cgroups.Placement.POST_SPAWN && (!closed || drained);
+  }
+
   /** The cgroup's directory, for messages and tests. */
   public java.nio.file.Path path() {
     return cgroup.path();
@@ -168,6 +178,7 @@ public final class CgroupGuard implements TreeGuard {
         // the janitor tries again, and the next start's cleanup after it
       }
     }
+    drained = empty;
     cgroups.release(cgroup, empty);
   }
 }

@@ -94,6 +94,12 @@ public final class SamplerGuard implements TreeGuard {
     return h != null && h.lastLook();
   }
 
+  /** Only with a cgroup tracker that does (see {@link CgroupGuard#holdsEveryProcess()}). */
+  @Override
+  public boolean holdsEveryProcess() {
+    return tracker != null && tracker.holdsEveryProcess();
+  }
+
   private synchronized ProcCapsWatcher.Handle handle() {
     return handle;
   }

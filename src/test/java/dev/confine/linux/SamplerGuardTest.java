@@ -63,6 +63,25 @@ class SamplerGuardTest {
     assertThat(c.usage().peakMemoryBytes()).isGreaterThanOrEqualTo(64 * MIB);
   }
 
+  @Test
+  void onlyAGuardTheChildStartsInSaysItHeldEveryProcess() {
+    // What a runner may rely on before it hands a tree's resources (its TMPDIR) to the next tree.
+    assertThat(TreeGuard.NONE.holdsEveryProcess()).isFalse();
+    assertThat(new SamplerGuard(0, 0).holdsEveryProcess()).isFalse();
+    Cgroups v1 = Cgroups.probe(Cgroups.Version.V1, null).cgroups();
+    HostRequirements.require(v1 != null, "no usable cgroup v1 here");
+    CgroupGuard tracker = new CgroupGuard(v1, TreeLimits.NONE);
+    start("setsid sleep 137 & exit 0", tracker).runToCompletion(Long.MAX_VALUE, 2_000_000_000L);
+    assertThat(tracker.holdsEveryProcess()).isTrue();
+    Cgroups v2 = v2();
+    CgroupGuard postSpawn = new CgroupGuard(v2, TreeLimits.NONE);
+    start("exit 0", postSpawn).runToCompletion(Long.MAX_VALUE, 2_000_000_000L);
+    assertThat(postSpawn.holdsEveryProcess()).isEqualTo(Spawner.canSpawnIntoCgroup());
+    try (SamplerGuard held = new SamplerGuard(0, 0, new CgroupGuard(v1, TreeLimits.NONE))) {
+      assertThat(held.holdsEveryProcess()).isTrue();
+    }
+  }
+
   private static boolean zombie(int pid) {
     try {
       String stat = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/" + pid + "/stat"));
