@@ -6,7 +6,9 @@ line per ConcurrentBench trial, written by dev.confine.bench.ThreadCounts), floo
 floor-after.json (the C floor), caps.json (dev.confine.bench.CapsReport: memory overshoot and
 tree-kill latency), caps-profile.json (dev.confine.bench.CapsProfile: where a capped exec's
 time goes), confined-profile.json (dev.confine.bench.ConfinedProfile: confined and local execs
-interleaved), pipe-profile.json (dev.confine.bench.PipeSessionProfile: pipe session and
+interleaved), default-profile.json (dev.confine.bench.DefaultExecProfile: the default exec, with
+its tree tracked, against ProcessBuilder and the engine without tracking, interleaved),
+pipe-profile.json (dev.confine.bench.PipeSessionProfile: pipe session and
 ProcessBuilder interleaved), pipe-forks/ (the pipe pair in alternated single JMH forks) and
 sessions-idle.json (dev.confine.bench.IdleSessionsReport: threads, heap and file
 descriptors of 1,000 idle PTY sessions). Missing pieces (a benchmark regex that skipped some) are
@@ -20,6 +22,9 @@ import sys
 # The issue's targets: LocalRunner spawn at least 2.0x ProcessBuilder and 0.85x the C floor.
 TARGET_VS_PB = 2.0
 TARGET_VS_C = 0.85
+# Issue 15, finding 4: with every tree tracked (a tree cgroup, else the sampler), the default exec
+# at least 1.8x ProcessBuilder, measured interleaved in one JVM.
+TARGET_DEFAULT_VS_PB = 1.8
 # The caps issue's targets: one /proc sample of a 50-process tree at least 20x cheaper than the
 # seed's ps; a capped exec (memory + pids, cgroup v1) at least 0.8x the throughput of an uncapped
 # one; the tree killed and reaped at most 50 ms (median) after the deadline; no memory overshoot
@@ -155,6 +160,8 @@ def main(folder):
              ratio(scores.get(("ConcurrentBench.localRunner", variant)),
                    scores.get(("ConcurrentBench.processBuilder", variant))))
 
+    default_profile(folder, ratio, show)
+
     print()
     print("Caps (each pair measured in the same run):")
     show("one sample of a 50-process tree: ps / procSampler (time)",
@@ -223,6 +230,24 @@ def main(folder):
                   f"non-carrier threads {others}: {'constant' if constant else 'NOT constant'}")
     print()
     print("Absolute numbers move with the machine's load; compare the ratios.")
+
+
+def default_profile(folder, ratio, show):
+    prof = load(os.path.join(folder, "default-profile.json"), None)
+    if not prof:
+        return
+    e = prof["execs"]
+    print(f"  interleaved over {prof['iterations']} iterations (DefaultExecProfile), mean / median us per exec:")
+    for name in ("default", "processBuilder", "engineTracked", "untracked"):
+        print(f"    {name:<15} {e[name]['meanUs']:8.1f} {e[name]['medianUs']:8.1f}")
+    print(f"    (the default's tracking: {prof['tracking']})")
+    show("interleaved: default exec / ProcessBuilder",
+         ratio(e["processBuilder"]["meanUs"], e["default"]["meanUs"]), TARGET_DEFAULT_VS_PB)
+    show("interleaved: tracked / untracked (engine alone)",
+         ratio(e["untracked"]["meanUs"], e["engineTracked"]["meanUs"]))
+    print("    (by the medians: "
+          f"{ratio(e['processBuilder']['medianUs'], e['default']['medianUs']):.2f}x, "
+          f"{ratio(e['untracked']['medianUs'], e['engineTracked']['medianUs']):.2f}x)")
 
 
 def sessions(folder, scores, percentiles, ratio, show, secondary, iterations):
@@ -447,6 +472,13 @@ def caps_profile(folder):
     print(f"    (an empty round trip to that thread: {fmt(us('handoff.round trip, empty task'), '.0f')};"
           f" a spawn outside any cgroup: {fmt(us('uncapped.spawn (with placement)'), '.0f')} on the caller,"
           f" {fmt(us('handoff.spawn outside any cgroup'), '.0f')} on that thread)")
+    variants = [(label, us(f"placement.{label}")) for label in
+                ("thread in memory (before)", "memory after the spawn (chosen)", "limit raised while inside")]
+    if all(v is not None for _, v in variants):
+        print("  Memory placement (issue 15, finding 6), whole exec on the reused directories, by hand:")
+        base = variants[0][1]
+        for label, v in variants:
+            print(f"    {label:<42} {v:9.1f}  ({base / v:.2f}x the thread in memory)")
     print("  Other v1 file operations by hand:")
     for key in ("hand.mkdir x4", "hand.write limits x2", "hand.read cgroup.procs", "hand.read memory.oom_control",
                 "hand.read usage (4 files)", "hand.rmdir x4"):

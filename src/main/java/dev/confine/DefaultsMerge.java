@@ -130,6 +130,7 @@ final class DefaultsMerge {
         smallerPositive(defaults.memoryBytes(), call.memoryBytes()),
         smallerPositive(defaults.diskBytes(), call.diskBytes()),
         smallerPositive(defaults.maxOutputBytes(), call.maxOutputBytes()),
-        (int) smallerPositive(defaults.maxProcesses(), call.maxProcesses()));
+        (int) smallerPositive(defaults.maxProcesses(), call.maxProcesses()),
+        (int) smallerPositive(defaults.cpuThrottleMillicores(), call.cpuThrottleMillicores()));
   }
 }

@@ -17,6 +17,7 @@ import java.util.List;
  * @param diskCap whether {@link ResourceLimits#diskBytes()} is enforced (no backend does)
  * @param filesystemBounds whether writes are confined to the root at the OS level
  * @param pidsCap whether {@link ResourceLimits#maxProcesses()} is enforced
+ * @param cpuThrottle whether {@link ResourceLimits#cpuThrottleMillicores()} is enforced
  */
 public record Enforcement(
     boolean envAllowList,
@@ -28,11 +29,39 @@ public record Enforcement(
     boolean cpuCap,
     boolean diskCap,
     boolean filesystemBounds,
-    boolean pidsCap) {
+    boolean pidsCap,
+    boolean cpuThrottle) {
 
   /** Nothing enforced: the report of a runner that does not report. */
   public static final Enforcement NONE =
-      new Enforcement(false, List.of(), false, false, false, false, false, false, false, false);
+      new Enforcement(
+          false, List.of(), false, false, false, false, false, false, false, false, false);
+
+  /** A report without a CPU throttle (the components before it). */
+  public Enforcement(
+      boolean envAllowList,
+      List<NetMode> netModes,
+      boolean socks5,
+      boolean mitm,
+      boolean unixSocketPolicy,
+      boolean memoryCap,
+      boolean cpuCap,
+      boolean diskCap,
+      boolean filesystemBounds,
+      boolean pidsCap) {
+    this(
+        envAllowList,
+        netModes,
+        socks5,
+        mitm,
+        unixSocketPolicy,
+        memoryCap,
+        cpuCap,
+        diskCap,
+        filesystemBounds,
+        pidsCap,
+        false);
+  }
 
   /**
    * Copies the mode list.
@@ -80,6 +109,7 @@ public record Enforcement(
     private boolean diskCap;
     private boolean filesystemBounds;
     private boolean pidsCap;
+    private boolean cpuThrottle;
 
     private Builder() {}
 
@@ -143,6 +173,12 @@ public record Enforcement(
       return this;
     }
 
+    /** Sets {@link Enforcement#cpuThrottle()}. */
+    public Builder cpuThrottle(boolean v) {
+      cpuThrottle = v;
+      return this;
+    }
+
     /** The report. */
     public Enforcement build() {
       return new Enforcement(
@@ -155,7 +191,8 @@ public record Enforcement(
           cpuCap,
           diskCap,
           filesystemBounds,
-          pidsCap);
+          pidsCap,
+          cpuThrottle);
     }
   }
 }

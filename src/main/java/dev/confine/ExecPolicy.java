@@ -17,7 +17,8 @@ public final class ExecPolicy {
    *   <li>a CPU budget without a timeout (the budget is timeout x millicores / 1000);
    *   <li>a memory cap the runner cannot enforce;
    *   <li>a CPU budget the runner cannot enforce;
-   *   <li>a process cap the runner cannot enforce.
+   *   <li>a process cap the runner cannot enforce;
+   *   <li>a CPU throttle the runner cannot enforce (no CPU controller).
    * </ol>
    *
    * <p>Network posture and working-directory containment are the backend's own checks.
@@ -41,6 +42,11 @@ public final class ExecPolicy {
     }
     if (r.maxProcesses() > 0 && !enforcement.pidsCap()) {
       throw unavailable("this runner cannot enforce a process cap on this host");
+    }
+    if (r.cpuThrottleMillicores() > 0 && !enforcement.cpuThrottle()) {
+      throw unavailable(
+          "this runner cannot throttle CPU on this host (resources.cpuThrottleMillicores needs a"
+              + " cgroup CPU controller)");
     }
   }
 

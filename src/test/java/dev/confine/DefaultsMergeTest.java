@@ -175,12 +175,29 @@ class DefaultsMergeTest {
 
   @Test
   void resourcesTakeTheSmallerPositiveCapPerField() {
-    ResourceLimits d = new ResourceLimits(500, 1 << 20, 0, 4096, 0);
-    ResourceLimits c = new ResourceLimits(250, 1 << 30, 0, 0, 64);
+    ResourceLimits d = new ResourceLimits(500, 1 << 20, 0, 4096, 0, 300);
+    ResourceLimits c = new ResourceLimits(250, 1 << 30, 0, 0, 64, 0);
     ExecOptions merged =
         merge(
             ExecOptions.builder().resources(d).build(), ExecOptions.builder().resources(c).build());
-    assertThat(merged.resources()).isEqualTo(new ResourceLimits(250, 1 << 20, 0, 4096, 64));
+    assertThat(merged.resources()).isEqualTo(new ResourceLimits(250, 1 << 20, 0, 4096, 64, 300));
+    // The throttle is a cap like the others: a call may lower it, never raise or drop it.
+    ResourceLimits lower = new ResourceLimits(0, 0, 0, 0, 0, 100);
+    ResourceLimits higher = new ResourceLimits(0, 0, 0, 0, 0, 900);
+    assertThat(
+            merge(
+                    ExecOptions.builder().resources(d).build(),
+                    ExecOptions.builder().resources(lower).build())
+                .resources()
+                .cpuThrottleMillicores())
+        .isEqualTo(100);
+    assertThat(
+            merge(
+                    ExecOptions.builder().resources(d).build(),
+                    ExecOptions.builder().resources(higher).build())
+                .resources()
+                .cpuThrottleMillicores())
+        .isEqualTo(300);
 
     ResourceLimits none = ResourceLimits.NONE;
     assertThat(

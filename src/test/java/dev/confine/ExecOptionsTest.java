@@ -149,7 +149,11 @@ class ExecOptionsTest {
     assertThat(base.toBuilder().timeout(Duration.ofSeconds(1)).build()).isNotEqualTo(base);
     assertThat(base.toBuilder().env(EnvPolicy.none()).build()).isNotEqualTo(base);
     assertThat(base.toBuilder().net(NetPolicy.denyAll()).build()).isNotEqualTo(base);
-    assertThat(base.toBuilder().resources(ResourceLimits.builder().memoryBytes(1).build()).build())
+    assertThat(
+            base.toBuilder()
+                .resources(
+                    ResourceLimits.builder().memoryBytes(ResourceLimits.MIN_MEMORY_BYTES).build())
+                .build())
         .isNotEqualTo(base);
     assertThat(base).isNotEqualTo("not options");
   }

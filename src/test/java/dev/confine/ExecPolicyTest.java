@@ -32,6 +32,8 @@ class ExecPolicyTest {
     return ExecOptions.builder().resources(limits).timeout(timeout).build();
   }
 
+  private static final long MIB = ResourceLimits.MIN_MEMORY_BYTES;
+
   private static ResourceLimits limits(int cpu, long memory, long disk, int pids) {
     return new ResourceLimits(cpu, memory, disk, 0, pids);
   }
@@ -57,7 +59,7 @@ class ExecPolicyTest {
                     Enforcement.NONE))
         .doesNotThrowAnyException();
     // The check cannot be vacuous: the same enforcement rejects a memory cap.
-    assertUnavailable(options(limits(0, 1, 0, 0), Duration.ZERO), Enforcement.NONE)
+    assertUnavailable(options(limits(0, MIB, 0, 0), Duration.ZERO), Enforcement.NONE)
         .hasMessageStartingWith(NO_MEMORY);
   }
 
@@ -71,7 +73,7 @@ class ExecPolicyTest {
 
   @Test
   void diskIsCheckedFirstEvenWhenCpuWithoutTimeoutAlsoApplies() {
-    assertUnavailable(options(limits(500, 1, 1, 1), Duration.ZERO), Enforcement.NONE)
+    assertUnavailable(options(limits(500, MIB, 1, 1), Duration.ZERO), Enforcement.NONE)
         .hasMessage(DISK);
   }
 
@@ -83,7 +85,7 @@ class ExecPolicyTest {
 
   @Test
   void cpuWithoutTimeoutIsCheckedBeforeTheEnforcementChecks() {
-    assertUnavailable(options(limits(250, 1, 0, 1), Duration.ZERO), Enforcement.NONE)
+    assertUnavailable(options(limits(250, MIB, 0, 1), Duration.ZERO), Enforcement.NONE)
         .hasMessage(CPU_NEEDS_TIMEOUT);
   }
 
@@ -95,11 +97,11 @@ class ExecPolicyTest {
         Arguments.of("memory", limits(0, 1 << 20, 0, 0), cpuPids, NO_MEMORY),
         Arguments.of("cpu", limits(100, 0, 0, 0), memPids, NO_CPU),
         Arguments.of("pids", limits(0, 0, 0, 16), memCpu, NO_PIDS),
-        Arguments.of("memory before cpu", limits(100, 1, 0, 0), Enforcement.NONE, NO_MEMORY),
-        Arguments.of("memory before pids", limits(0, 1, 0, 1), Enforcement.NONE, NO_MEMORY),
+        Arguments.of("memory before cpu", limits(100, MIB, 0, 0), Enforcement.NONE, NO_MEMORY),
+        Arguments.of("memory before pids", limits(0, MIB, 0, 1), Enforcement.NONE, NO_MEMORY),
         Arguments.of("cpu before pids", limits(100, 0, 0, 1), Enforcement.NONE, NO_CPU),
-        Arguments.of("cpu when memory enforced", limits(100, 1, 0, 1), memPids, NO_CPU),
-        Arguments.of("pids when others enforced", limits(100, 1, 0, 1), memCpu, NO_PIDS));
+        Arguments.of("cpu when memory enforced", limits(100, MIB, 0, 1), memPids, NO_CPU),
+        Arguments.of("pids when others enforced", limits(100, MIB, 0, 1), memCpu, NO_PIDS));
   }
 
   @ParameterizedTest(name = "{0}")
@@ -262,5 +264,22 @@ class ExecPolicyTest {
                 true,
                 true,
                 true));
+  }
+
+  @Test
+  void aCpuThrottleNeedsAThrottlingRunnerAndIsCheckedLast() {
+    ExecOptions throttled =
+        options(ResourceLimits.builder().cpuThrottleMillicores(250).build(), Duration.ZERO);
+    assertUnavailable(throttled, ALL_CAPS)
+        .hasMessageContaining("cannot throttle CPU")
+        .hasMessageContaining("cpuThrottleMillicores");
+    ExecPolicy.validate(throttled, Enforcement.builder().cpuThrottle(true).build());
+    // The throttle is no budget: it needs no timeout.
+    ExecOptions both =
+        options(
+            ResourceLimits.builder().cpuThrottleMillicores(250).maxProcesses(4).build(),
+            Duration.ZERO);
+    assertUnavailable(both, Enforcement.builder().cpuThrottle(true).build())
+        .hasMessageStartingWith(NO_PIDS);
   }
 }

@@ -65,7 +65,8 @@ class ResourceLimitsTest {
   static Stream<Arguments> capCases() {
     return Stream.of(
         Arguments.of(new ResourceLimits(1, 0, 0, 0, 0), true),
-        Arguments.of(new ResourceLimits(0, 1, 0, 0, 0), true),
+        Arguments.of(new ResourceLimits(0, ResourceLimits.MIN_MEMORY_BYTES, 0, 0, 0), true),
+        Arguments.of(new ResourceLimits(0, 0, 0, 0, 0, 1), true),
         Arguments.of(new ResourceLimits(0, 0, 1, 0, 0), true),
         Arguments.of(new ResourceLimits(0, 0, 0, 0, 1), true),
         Arguments.of(new ResourceLimits(0, 0, 0, 1 << 20, 0), false),
@@ -104,5 +105,35 @@ class ResourceLimitsTest {
     assertThat(r.cpuMillicores()).isEqualTo(Integer.MAX_VALUE);
     assertThat(r.memoryBytes()).isEqualTo(Long.MAX_VALUE);
     assertThat(r.hasCaps()).isTrue();
+  }
+
+  @ParameterizedTest(name = "{0} bytes")
+  @org.junit.jupiter.params.provider.ValueSource(longs = {1, 4096, 8192, (1 << 20) - 1})
+  void aMemoryCapTooSmallToStartAProgramIsAValidationErrorNamingTheMinimum(long bytes) {
+    // Issue 15 finding 6: 4 KiB aborted the JVM; now refused up front, library and CLI alike.
+    assertThatThrownBy(() -> ResourceLimits.builder().memoryBytes(bytes).build())
+        .isInstanceOf(SandboxException.class)
+        .satisfies(e -> assertThat(((SandboxException) e).kind()).isEqualTo(Kind.VALIDATION))
+        .hasMessageContaining("resources.memoryBytes " + bytes)
+        .hasMessageContaining("smallest memory cap, " + ResourceLimits.MIN_MEMORY_BYTES);
+  }
+
+  @Test
+  void theMinimumMemoryCapItselfAndNoCapAreAccepted() {
+    assertThat(ResourceLimits.builder().memoryBytes(ResourceLimits.MIN_MEMORY_BYTES).build())
+        .extracting(ResourceLimits::memoryBytes)
+        .isEqualTo(ResourceLimits.MIN_MEMORY_BYTES);
+    assertThat(ResourceLimits.builder().memoryBytes(0).build()).isEqualTo(ResourceLimits.NONE);
+  }
+
+  @Test
+  void theCpuThrottleIsItsOwnFieldAndMayNotBeNegative() {
+    ResourceLimits r = ResourceLimits.builder().cpuThrottleMillicores(250).build();
+    assertThat(r.cpuThrottleMillicores()).isEqualTo(250);
+    assertThat(r.cpuMillicores()).isZero();
+    assertThat(r.toBuilder().build()).isEqualTo(r);
+    assertThat(new ResourceLimits(1, 0, 0, 0, 0)).isEqualTo(new ResourceLimits(1, 0, 0, 0, 0, 0));
+    assertThatThrownBy(() -> ResourceLimits.builder().cpuThrottleMillicores(-1).build())
+        .hasMessageContaining("cpuThrottleMillicores");
   }
 }

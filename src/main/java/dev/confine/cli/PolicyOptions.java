@@ -5,6 +5,7 @@ import dev.confine.ExecOptions;
 import dev.confine.NetMode;
 import dev.confine.NetPolicy;
 import dev.confine.ResourceLimits;
+import dev.confine.SandboxException;
 import java.io.InputStream;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
@@ -84,8 +85,19 @@ final class PolicyOptions {
       names = "--cpu-millicores",
       paramLabel = "N",
       converter = CountConverter.class,
-      description = "Cap CPU time at N thousandths of a core over the timeout (needs --timeout).")
+      description =
+          "A CPU-time budget of N thousandths of a core over the timeout (needs --timeout): the"
+              + " tree runs at full speed and is killed once it has used timeout x N / 1000.")
   private int cpuMillicores;
+
+  @Option(
+      names = "--cpu-throttle",
+      paramLabel = "N",
+      converter = CountConverter.class,
+      description =
+          "Throttle CMD's tree to N thousandths of one core for as long as it runs (a cgroup CPU"
+              + " controller; refused where there is none).")
+  private int cpuThrottle;
 
   @Option(
       names = "--net",
@@ -114,8 +126,9 @@ final class PolicyOptions {
   /**
    * The options the command line describes, with {@code stdin} (a stream, or null for none).
    *
-   * @throws ParameterException (a usage error of {@code spec}) for a malformed {@code --env} or a
-   *     name of {@code --env} or {@code --env-allow} that is not a variable name
+   * @throws ParameterException (a usage error of {@code spec}) for a malformed {@code --env}, a
+   *     name of {@code --env} or {@code --env-allow} that is not a variable name, or a cap the
+   *     library refuses as invalid ({@code --memory} below its minimum)
    */
   ExecOptions options(CommandSpec spec, InputStream stdin) {
     return ExecOptions.builder()
@@ -124,14 +137,24 @@ final class PolicyOptions {
         .timeout(timeout)
         .env(envPolicy(spec, injectedEnv(spec)))
         .net(net == NetMode.DENY_ALL ? NetPolicy.denyAll() : NetPolicy.defaults())
-        .resources(
-            ResourceLimits.builder()
-                .maxOutputBytes(maxOutput)
-                .memoryBytes(memory)
-                .cpuMillicores(cpuMillicores)
-                .maxProcesses(maxProcesses)
-                .build())
+        .resources(resources(spec))
         .build();
+  }
+
+  private ResourceLimits resources(CommandSpec spec) {
+    try {
+      return ResourceLimits.builder()
+          .maxOutputBytes(maxOutput)
+          .memoryBytes(memory)
+          .cpuMillicores(cpuMillicores)
+          .cpuThrottleMillicores(cpuThrottle)
+          .maxProcesses(maxProcesses)
+          .build();
+    } catch (SandboxException e) {
+      // A value no runner could take (a memory cap no program starts in): a usage error.
+      throw usage(
+          spec, e.getMessage().replaceFirst("^sandbox: resources\\.memoryBytes", "--memory"));
+    }
   }
 
   /** The {@code --max-output} size, 0 when not given. */

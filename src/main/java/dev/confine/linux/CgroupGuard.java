@@ -3,10 +3,11 @@ package dev.confine.linux;
 import java.io.IOException;
 
 /**
- * Holds a tree in its own cgroup: the kernel enforces memory and process caps and throttles CPU;
+ * Holds a tree in its own cgroup: the kernel enforces memory and process caps and the CPU throttle;
  * the {@link CapWatch} thread kills the tree when its CPU budget is spent or the OOM killer struck;
  * killing and leftover detection cover every process in the cgroup, escapees from the process group
- * included.
+ * and the session included. With {@link TreeLimits#NONE} it only tracks the tree (every exec
+ * without caps gets one where a cgroup can be made).
  */
 public final class CgroupGuard implements TreeGuard {
   private static final int MAX_FAILURES = 3;
@@ -16,6 +17,7 @@ public final class CgroupGuard implements TreeGuard {
   private final TreeCgroup cgroup;
   private final long cpuBudgetNanos;
   private final boolean memoryCapped;
+  private final boolean tracker;
   private final CapWatch.Check check = this::poll;
   private volatile String exceeded;
   private volatile Throwable unenforceable;
@@ -23,6 +25,8 @@ public final class CgroupGuard implements TreeGuard {
   private TreeUsage finalUsage;
   private volatile boolean closed;
   private volatile boolean spawned;
+  private volatile boolean watched;
+  private boolean drained; // close emptied the cgroup
   private volatile boolean emptied; // seen empty after the spawn: no drain needed at close
 
   /**
@@ -34,6 +38,7 @@ public final class CgroupGuard implements TreeGuard {
     this.cgroups = cgroups;
     this.cpuBudgetNanos = limits.cpuBudgetNanos();
     this.memoryCapped = limits.memoryBytes() > 0;
+    this.tracker = !limits.any();
     try {
       this.cgroup = cgroups.create(limits);
     } catch (IOException e) {
@@ -50,6 +55,7 @@ public final class CgroupGuard implements TreeGuard {
   public void started(int pid) {
     spawned = true;
     if (cpuBudgetNanos > 0 || memoryCapped) {
+      watched = true;
       CapWatch.add(check);
     }
   }
@@ -129,7 +135,19 @@ public final class CgroupGuard implements TreeGuard {
 
   @Override
   public synchronized TreeUsage usage() {
+    if (tracker) {
+      return TreeUsage.NOT_MEASURED; // as any exec without caps: a reused tracker counts on
+    }
     return finalUsage != null ? finalUsage : cgroup.usage();
+  }
+
+  /**
+   * True where the child starts in its cgroup (v1, v2 with CLONE_INTO_CGROUP) and close emptied it;
+   * false for post-spawn placement, or when the cgroup could not be emptied.
+   */
+  @Override
+  public synchronized boolean holdsEveryProcess() {
+    return cgroups.placement() != Cgroups.Placement.POST_SPAWN && (!closed || drained);
   }
 
   /** The cgroup's directory, for messages and tests. */
@@ -142,9 +160,11 @@ public final class CgroupGuard implements TreeGuard {
     if (closed) {
       return;
     }
-    CapWatch.remove(check);
+    if (watched) {
+      CapWatch.remove(check); // a tracker never starts the watch's thread
+    }
     exceeded(); // the last look at the OOM counter, before the cgroup goes
-    finalUsage = cgroup.usage();
+    finalUsage = tracker ? TreeUsage.NOT_MEASURED : cgroup.usage();
     closed = true;
     boolean empty = emptied;
     if (!empty) {
@@ -158,6 +178,7 @@ public final class CgroupGuard implements TreeGuard {
         // the janitor tries again, and the next start's cleanup after it
       }
     }
+    drained = empty;
     cgroups.release(cgroup, empty);
   }
 }

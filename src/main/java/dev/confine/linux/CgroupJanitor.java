@@ -57,6 +57,22 @@ public final class CgroupJanitor {
   /** Runs {@code action} (which may queue removals) when the JVM exits, before the last ones. */
   static void atExit(Runnable action) {
     AT_EXIT.add(action);
+    // Idle cgroups can be kept without the janitor ever running (trackers are kept idle by their
+    // releaser): the hook that removes them must not wait for the thread.
+    registerHook();
+  }
+
+  private static boolean hooked; // under CgroupJanitor.class
+
+  private static synchronized void registerHook() {
+    if (!hooked) {
+      hooked = true;
+      Runtime.getRuntime()
+          .addShutdownHook(
+              Thread.ofPlatform()
+                  .name("confine-cgroup-janitor-exit")
+                  .unstarted(CgroupJanitor::onExit));
+    }
   }
 
   /** Whether the JVM is exiting: nothing is to be kept for reuse any more. */
@@ -73,6 +89,11 @@ public final class CgroupJanitor {
     }
   }
 
+  /** Starts the janitor's thread now, if it is not running yet. */
+  static void start() {
+    ensureStarted();
+  }
+
   private static synchronized Thread thread() {
     return thread;
   }
@@ -83,11 +104,7 @@ public final class CgroupJanitor {
       // cgroup guard is used under confinement.
       thread =
           Thread.ofPlatform().name("confine-cgroup-janitor").daemon().start(CgroupJanitor::run);
-      Runtime.getRuntime()
-          .addShutdownHook(
-              Thread.ofPlatform()
-                  .name("confine-cgroup-janitor-exit")
-                  .unstarted(CgroupJanitor::onExit));
+      registerHook();
     }
   }
 

@@ -40,7 +40,10 @@ public final class Cgroups {
     THREAD_MOVE,
     /** v2 with glibc 2.39+: clone3 CLONE_INTO_CGROUP; nothing can escape. */
     CLONE_INTO_CGROUP,
-    /** v2 with an older glibc: moved right after the spawn, then its session swept; racy. */
+    /**
+     * v2 with an older glibc: moved right after the spawn, then its session swept when it may have
+     * forked before; racy.
+     */
     POST_SPAWN
   }
 
@@ -77,9 +80,21 @@ public final class Cgroups {
   // directories of four hierarchies per exec cost ~0.5 ms of kernel time (and more offline work).
   private final Map<List<String>, Deque<V1TreeCgroup>> idle = new ConcurrentHashMap<>();
   private final AtomicInteger idleCount = new AtomicInteger();
+  private final AtomicInteger idleTrackers = new AtomicInteger();
+  // Idle v2 tracker cgroups (no caps, nothing to reset): mkdir and rmdir per exec are not free.
+  private final Deque<V2TreeCgroup> idleV2Trackers = new ConcurrentLinkedDeque<>();
 
-  /** How many idle tree cgroups are kept for reuse at most; beyond it they are removed. */
+  /**
+   * How many idle tree cgroups with caps are kept for reuse at most; beyond it they are removed.
+   */
   public static final int MAX_IDLE = 16;
+
+  /**
+   * How many idle tracker cgroups (no caps: a freezer directory and one open file each) are kept at
+   * most, apart from {@link #MAX_IDLE}: every exec takes one, so a burst of concurrent execs from
+   * virtual threads finds them made instead of making and removing one per exec.
+   */
+  public static final int MAX_IDLE_TRACKERS = 64;
 
   private Cgroups(
       CgroupLayout layout,
@@ -101,6 +116,12 @@ public final class Cgroups {
     this.treeKill = treeKill;
     this.placement = placement;
     CgroupJanitor.atExit(this::removeIdle);
+    // Every exec will use these threads: started now, from the thread that builds the runner (not
+    // a confined one), so that the engine's thread count does not change with the first execs.
+    CgroupJanitor.start();
+    if (placement == Placement.THREAD_MOVE) {
+      PlacementThread.start();
+    }
   }
 
   private record ProbeKey(Version version, Path delegatedParent) {}
@@ -141,9 +162,12 @@ public final class Cgroups {
     if (useV2 && layout.v2().isEmpty()) {
       return new Result(null, "no cgroup v2 hierarchy is mounted (" + layout.mode() + " layout)");
     }
-    if (!useV2 && !layout.v1().containsKey("freezer") && !layout.v1().containsKey("memory")) {
+    if (!useV2 && V1TreeCgroup.trackerController(layout.v1()) == null) {
       return new Result(
-          null, "no usable cgroup v1 hierarchy is mounted (" + layout.mode() + " layout)");
+          null,
+          "no cgroup v1 hierarchy that can hold a tree (freezer, cpuacct, pids or cpu) is mounted ("
+              + layout.mode()
+              + " layout)");
     }
     Result r = useV2 ? probeV2(layout, delegatedParent) : probeV1(layout);
     r.get().ifPresent(Cgroups::removeStaleTrees);
@@ -183,7 +207,10 @@ public final class Cgroups {
                         : "")
                     + " under "
                     + v1.get("memory").ownPath()
-                    + placed)
+                    + "; placement: the child starts in the tree's other cgroups and is moved into"
+                    + " its memory cgroup right after the spawn, with whatever it forked (no JVM"
+                    + " thread ever sits in a memory cgroup; what the child's exec allocated before"
+                    + " the move is charged to this process's)")
             : Capability.no("no v1 memory hierarchy is mounted");
     Capability pids =
         v1.containsKey("pids")
@@ -198,11 +225,21 @@ public final class Cgroups {
         v1.containsKey("cpu")
             ? Capability.yes("cgroup v1 cpu.cfs_quota_us under " + v1.get("cpu").ownPath())
             : Capability.no("no v1 cpu hierarchy is mounted");
+    String tracker = V1TreeCgroup.trackerController(v1);
     Capability kill =
-        v1.containsKey("freezer")
-            ? Capability.yes("cgroup v1 freezer: freeze, SIGKILL every member, thaw")
+        tracker.equals("freezer")
+            ? Capability.yes(
+                "cgroup v1 freezer under "
+                    + v1.get("freezer").ownPath()
+                    + " (a pooled tree cgroup): freeze, SIGKILL every member, thaw"
+                    + placed)
             : Capability.yes(
-                "cgroup v1 cgroup.procs: SIGKILL every member until empty (no freezer)");
+                "cgroup v1 "
+                    + tracker
+                    + " under "
+                    + v1.get(tracker).ownPath()
+                    + " (a pooled tree cgroup; no freezer): SIGKILL every member until empty"
+                    + placed);
     return new Result(
         new Cgroups(layout, false, null, memory, pids, acct, throttle, kill, Placement.THREAD_MOVE),
         null);
@@ -250,8 +287,8 @@ public final class Cgroups {
             ? "; placement race-free (clone3 CLONE_INTO_CGROUP)"
             : "; placement post-spawn (glibc "
                 + "older than 2.39 has no posix_spawnattr_setcgroup_np: the child is moved right"
-                + " after the spawn and its session swept; a process it forks and detaches in"
-                + " that instant can escape)";
+                + " after the spawn, and its session swept when it may have forked by then; a"
+                + " process it forks and detaches in that instant can escape)";
     String why =
         refused.isEmpty()
             ? "cgroup v2 "
@@ -283,9 +320,12 @@ public final class Cgroups {
             : Capability.no(why.replace("the controller", "the cpu controller"));
     Capability kill =
         hasKill
-            ? Capability.yes("cgroup v2 cgroup.kill")
+            ? Capability.yes("cgroup v2 cgroup.kill (a tree cgroup under " + parent + ")" + placed)
             : Capability.yes(
-                "cgroup v2 cgroup.procs: SIGKILL every member until empty (no cgroup.kill before Linux 5.14)");
+                "cgroup v2 cgroup.procs (a tree cgroup under "
+                    + parent
+                    + "): SIGKILL every member until empty (no cgroup.kill before Linux 5.14)"
+                    + placed);
     return new Result(
         new Cgroups(layout, true, parent, memory, pids, acct, throttle, kill, placement), null);
   }
@@ -339,18 +379,26 @@ public final class Cgroups {
 
   /**
    * The cgroup for one tree with {@code limits} written: on v1 an idle one with the same
-   * controllers when there is one (see {@link #release}), else a new one.
+   * controllers when there is one, on v2 an idle tracker for a tree without caps (see {@link
+   * #release}), else a new one.
    */
   public TreeCgroup create(TreeLimits limits) throws IOException {
     if (!useV2) {
       Deque<V1TreeCgroup> pool = idle.get(V1TreeCgroup.controllersFor(limits));
       V1TreeCgroup cg;
       while (pool != null && (cg = pool.pollFirst()) != null) {
-        idleCount.decrementAndGet();
+        (limits.any() ? idleCount : idleTrackers).decrementAndGet();
         if (cg.reuse(limits)) {
           return cg;
         }
         CgroupJanitor.remove(cg);
+      }
+    }
+    if (useV2 && !limits.any()) {
+      V2TreeCgroup cg = idleV2Trackers.pollFirst();
+      if (cg != null) {
+        idleTrackers.decrementAndGet();
+        return cg;
       }
     }
     String name = nextName();
@@ -363,23 +411,44 @@ public final class Cgroups {
    * Hands back the cgroup of a tree that is over ({@code knownEmpty}: the guard saw it empty after
    * the tree, so nothing needs killing). On v1 the janitor empties and resets it off the exec's
    * path and keeps it for the next tree with the same controllers ({@link #MAX_IDLE} at most, each
-   * reused {@value V1TreeCgroup#MAX_USES} times at most); otherwise it is removed.
+   * reused {@value V1TreeCgroup#MAX_USES} times at most); on v2 an empty tracker is kept as it is
+   * ({@link #MAX_IDLE_TRACKERS} at most, with v1's); otherwise it is removed.
    */
   void release(TreeCgroup cg, boolean knownEmpty) {
     if (cg instanceof V1TreeCgroup v1) {
+      v1.closePlacementFiles(); // never spawned into (the program was not found): still open
+      if (v1.reusableAsIs(knownEmpty) && keepIdle(v1)) {
+        return; // a tracker with nothing to reset: idle again at once (see reusableAsIs)
+      }
       CgroupJanitor.recycle(v1, knownEmpty, this::keepIdle);
+    } else if (cg instanceof V2TreeCgroup v2 && knownEmpty && v2.tracksOnly() && keepIdle(v2)) {
+      return; // empty, no counters a tracker reports: reused as it is
     } else {
       CgroupJanitor.remove(cg);
     }
   }
 
-  /** On the janitor: keeps a recycled cgroup; false when enough are kept already. */
+  private boolean keepIdle(V2TreeCgroup cg) {
+    if (CgroupJanitor.exiting()) {
+      return false;
+    }
+    if (idleTrackers.incrementAndGet() > MAX_IDLE_TRACKERS) {
+      idleTrackers.decrementAndGet();
+      return false;
+    }
+    idleV2Trackers.addFirst(cg);
+    return true;
+  }
+
+  /** Keeps a recycled cgroup (on the janitor, or its releaser); false when enough are kept. */
   private boolean keepIdle(V1TreeCgroup cg) {
     if (CgroupJanitor.exiting()) {
       return false;
     }
-    if (idleCount.incrementAndGet() > MAX_IDLE) {
-      idleCount.decrementAndGet();
+    boolean tracker = !cg.limits().any();
+    AtomicInteger count = tracker ? idleTrackers : idleCount;
+    if (count.incrementAndGet() > (tracker ? MAX_IDLE_TRACKERS : MAX_IDLE)) {
+      count.decrementAndGet();
       return false;
     }
     idle.computeIfAbsent(
@@ -405,37 +474,63 @@ public final class Cgroups {
    * Removes every idle tree cgroup of this instance (the janitor does); also when the JVM exits.
    */
   public void removeIdle() {
+    V2TreeCgroup v2;
+    while ((v2 = idleV2Trackers.pollFirst()) != null) {
+      idleTrackers.decrementAndGet();
+      CgroupJanitor.remove(v2);
+    }
     for (Deque<V1TreeCgroup> pool : idle.values()) {
       V1TreeCgroup cg;
       while ((cg = pool.pollFirst()) != null) {
-        idleCount.decrementAndGet();
+        (cg.limits().any() ? idleCount : idleTrackers).decrementAndGet();
         CgroupJanitor.remove(cg);
       }
     }
   }
 
-  /** Spawns {@code spec} into {@code cg} the way this host allows (see {@link #placement()}). */
+  /**
+   * Spawns {@code spec} into {@code cg} the way this host allows (see {@link #placement()}). On v1
+   * the spawning thread visits every hierarchy but memory for the spawn; the child is moved into
+   * its memory cgroup right after (see {@link V1TreeCgroup}).
+   *
+   * @throws EngineException when the child could not be placed (it is killed and reaped)
+   */
   public Spawner.Spawned spawn(TreeCgroup cg, SpawnSpec spec) {
     return switch (cg) {
       case V1TreeCgroup v1 -> {
         Supplier<Spawner.Spawned> placed =
             () -> {
+              int tid = Syscalls.gettid();
               try {
-                v1.enterThread();
+                v1.enterThread(tid);
               } catch (IOException e) {
-                leaveQuietly(v1);
+                leaveQuietly(v1, tid);
                 throw new EngineException("cannot place the child in " + v1.path(), e);
               }
               try {
                 return Spawner.spawn(spec);
               } finally {
-                leaveQuietly(v1);
+                leaveQuietly(v1, tid);
               }
             };
         // A platform thread can visit the child's cgroups itself for the few hundred
         // microseconds of the spawn; a virtual thread could change carriers between the moves,
         // so it hands the spawn to the placement thread.
-        yield Thread.currentThread().isVirtual() ? PlacementThread.call(placed) : placed.get();
+        Spawner.Spawned s;
+        try {
+          s = Thread.currentThread().isVirtual() ? PlacementThread.call(placed) : placed.get();
+        } finally {
+          v1.closePlacementFiles(); // a live tree holds no descriptor of its cgroup
+        }
+        if (v1.hasMemory()) {
+          try {
+            v1.adoptIntoMemory(s.pid());
+          } catch (IOException | RuntimeException e) {
+            abandon(s, v1);
+            throw new EngineException("cannot move the child into its memory cgroup", e);
+          }
+        }
+        yield s;
       }
       case V2TreeCgroup v2 -> {
         if (placement == Placement.CLONE_INTO_CGROUP) {
@@ -450,7 +545,7 @@ public final class Cgroups {
         try {
           v2.migrate(s.pid());
         } catch (IOException e) {
-          Syscalls.kill(-s.pid(), dev.confine.linux.libc.LibC.SIGKILL());
+          abandon(s, v2);
           throw new EngineException("cannot move the child into " + v2.path(), e);
         }
         yield s;
@@ -458,9 +553,31 @@ public final class Cgroups {
     };
   }
 
-  private static void leaveQuietly(V1TreeCgroup v1) {
+  /** Kills a child that could not be placed, and what it started, reaps it and closes its fds. */
+  private static void abandon(Spawner.Spawned s, TreeCgroup cg) {
+    Syscalls.kill(-s.pid(), dev.confine.linux.libc.LibC.SIGKILL());
     try {
-      v1.leaveThread();
+      cg.kill();
+    } catch (IOException e) {
+      // the group kill above, and the guard's close, which kills until the cgroup is empty
+    }
+    try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+      Syscalls.waitid(
+          dev.confine.linux.libc.LibC.P_PIDFD(),
+          s.pidfd(),
+          arena.allocate(Reaping.SIGINFO.byteSize()),
+          dev.confine.linux.libc.LibC.WEXITED());
+    }
+    for (int fd : new int[] {s.pidfd(), s.stdinFd(), s.stdoutFd(), s.stderrFd()}) {
+      if (fd >= 0) {
+        Syscalls.close(fd);
+      }
+    }
+  }
+
+  private static void leaveQuietly(V1TreeCgroup v1, int tid) {
+    try {
+      v1.leaveThread(tid);
     } catch (IOException e) {
       throw new IllegalStateException("the placement thread could not leave a child's cgroup", e);
     }

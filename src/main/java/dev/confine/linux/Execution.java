@@ -567,8 +567,9 @@ public final class Execution {
     }
     boolean leftovers = false;
     if (ending != Completion.Ending.EXITED) {
-      killGroup();
+      // The guard first: a member killed before the guard looked would orphan its children.
       guard.killTree();
+      killGroup();
       awaitExitUninterruptibly(System.nanoTime() + REAP_AFTER_KILL_NANOS);
       awaitOutputClosedUninterruptibly(System.nanoTime() + drainNanos);
     } else {
@@ -583,10 +584,10 @@ public final class Execution {
       // The leader is reaped, so the group's id stays reserved only while members remain: a
       // successful kill means something it started was still running.
       boolean held = guard.hasProcesses();
-      leftovers = killGroup() | held;
       if (held) {
-        guard.killTree();
+        guard.killTree(); // before the group kill, for the reason above
       }
+      leftovers = killGroup() | held;
       if (!drained) {
         awaitOutputClosedUninterruptibly(System.nanoTime() + SETTLE_AFTER_KILL_NANOS);
       }

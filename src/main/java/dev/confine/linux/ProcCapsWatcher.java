@@ -27,10 +27,11 @@ import org.slf4j.LoggerFactory;
  * files), costs ~1 ms a sample: 2 % of one CPU.
  *
  * <p>At each sample, as the seed's GroupCapsWatcher: memory is checked before CPU, a cap is reached
- * when the sample is {@code >=} it, and then the process group is SIGKILLed (and the members that
- * left the group, see {@link ProcSampler#killStrays()}), the breach is reported and the watch ends.
- * A failing sample is tolerated twice in a row; the third consecutive failure kills the group and
- * reports the tree {@linkplain Listener#unenforceable unenforceable}. A success resets the count.
+ * when the sample is {@code >=} it, and then the whole tree is killed (stopped and SIGKILLed, the
+ * members that left the group and the session included, see {@link ProcSampler#killTree()}), the
+ * breach is reported and the watch ends. A failing sample is tolerated twice in a row; the third
+ * consecutive failure kills the tree and reports the tree {@linkplain Listener#unenforceable
+ * unenforceable}. A success resets the count.
  */
 public final class ProcCapsWatcher {
   private static final Logger LOG = LoggerFactory.getLogger(ProcCapsWatcher.class);
@@ -50,7 +51,7 @@ public final class ProcCapsWatcher {
   /** What a watch reports. Runs on the watcher's thread, so it must be quick and never block. */
   public interface Listener {
     /**
-     * A cap was reached; the group has been killed.
+     * A cap was reached; the tree has been killed.
      *
      * @param resource {@code "memory"} or {@code "cpu"}
      */
@@ -228,6 +229,16 @@ public final class ProcCapsWatcher {
     /** Kills the tree and ends the watch; called with the lock held. */
     private void end(String reason) {
       stopped = true;
+      killTreeLocked(reason);
+    }
+
+    private void killTreeLocked(String reason) {
+      try {
+        sampler.killTree();
+      } catch (IOException | RuntimeException e) {
+        LOG.warn("confine: could not kill the whole tree of {} ({})", leader, reason, e);
+      }
+      // Whatever else happened, the group goes.
       int r = Syscalls.kill(-leader, LibC.SIGKILL());
       if (r < 0 && -r != LibC.ESRCH()) {
         LOG.warn(
@@ -236,10 +247,35 @@ public final class ProcCapsWatcher {
             reason,
             Syscalls.strerror(-r));
       }
+    }
+
+    /**
+     * The last look at the tree before its exec ends (the leader has exited): a sample that scans
+     * the tree's sessions, waiting for a tick in progress. Works after the watch ended too.
+     *
+     * @return whether any process of the tree is alive; false when sampling fails (nothing to tell)
+     */
+    public boolean lastLook() {
+      lock.lock();
       try {
-        sampler.killStrays();
-      } catch (RuntimeException e) {
-        LOG.warn("confine: could not kill the strays of process group {} ({})", leader, reason, e);
+        return sampler.lastLook();
+      } catch (IOException | RuntimeException e) {
+        return false;
+      } finally {
+        lock.unlock();
+      }
+    }
+
+    /**
+     * Kills the tree: every process it can find, stopped first so that none forks while it is
+     * killed (see {@link ProcSampler#killTree()}), and the leader's process group.
+     */
+    public void killTree() {
+      lock.lock();
+      try {
+        killTreeLocked("kill");
+      } finally {
+        lock.unlock();
       }
     }
 

@@ -77,6 +77,9 @@ final class ProcFiles {
     /** Field 6. */
     int session;
 
+    /** Field 11: minor faults of the children it waited for (0: it reaped none). */
+    long cminflt;
+
     /** Fields 14-17, in clock ticks; c* are the totals of reaped children. */
     long utime;
 
@@ -204,6 +207,7 @@ final class ProcFiles {
         case 4 -> out.ppid = (int) v;
         case 5 -> out.pgrp = (int) v;
         case 6 -> out.session = (int) v;
+        case 11 -> out.cminflt = v;
         case 14 -> out.utime = v;
         case 15 -> out.stime = v;
         case 16 -> out.cutime = v;

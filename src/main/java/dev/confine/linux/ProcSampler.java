@@ -17,19 +17,21 @@ import java.util.Arrays;
  *       re-parented outside the tree; it is identified by pid and start time, so a reused pid
  *       cannot stand in for it;
  *   <li>every {@value #DEFAULT_SCAN_EVERY}th sample, at most every {@value #MIN_SCAN_SPACING}th
- *       sample after a member disappeared (whose unseen children are then orphans), and at the
- *       first sample when the leader is already gone, a scan of all of /proc adds the processes of
- *       the leader's session ({@code getsid}, one system call per process): this finds a
- *       double-forked orphan re-parented to init before any sample saw it. The scan stops for good
- *       once it finds the session empty, because the session's id may then be reused by an
- *       unrelated process.
+ *       sample after a member disappeared (whose unseen children are then orphans), at the first
+ *       sample when the leader is already gone, and at every {@link #lastLook()}, a scan of all of
+ *       /proc adds the processes of the tree's sessions ({@code getsid}, one system call per
+ *       process): the leader's session, and the session of every member that made one (setsid, as a
+ *       daemon does). This finds a double-forked orphan re-parented to init before any sample saw
+ *       it, as long as it stayed in a session the tree is known to have. A session is scanned only
+ *       by processes that started after its leader, and no more once a scan finds it empty, because
+ *       its id may then be reused by an unrelated process.
  * </ul>
  *
- * <p>What cannot be seen without a cgroup: a process that left the session (setsid, as a daemon's
- * double fork does) and whose parent exited before any sample saw it. It is neither a descendant of
- * a member any more nor in the session; only a cgroup contains such a process. Between two scans,
- * an orphan that no sample saw yet is not measured (its CPU time is not lost: it is counted once
- * the scan finds it).
+ * <p>What cannot be seen without a cgroup: a process that left every known session (setsid, as a
+ * daemon's double fork does) and whose parent exited before any sample saw it: it is neither a
+ * descendant of a member any more nor in a known session; only a cgroup contains such a process.
+ * Between two scans, an orphan that no sample saw yet is not measured (its CPU time is not lost: it
+ * is counted once the scan finds it).
  *
  * <p>The figures: resident memory is the sum of the members' RSS (stat field 24 × page size), so
  * pages shared between members (libraries, copy-on-write after fork) count once per member, as in
@@ -50,7 +52,17 @@ public final class ProcSampler implements TreeSampler {
   /** The fewest samples between two scans triggered by a member's disappearance. */
   static final int MIN_SCAN_SPACING = 4;
 
+  /** At most this many sessions are tracked; the sessions made beyond it are not scanned. */
+  static final int MAX_SESSIONS = 1024;
+
   private static final long NANOS_PER_SECOND = 1_000_000_000L;
+  private static final int JVM_PID = (int) ProcessHandle.current().pid();
+  // How long a kill waits for the processes it stopped to be stopped (a task in the kernel stops
+  // when it returns to user space), per round, and how many rounds of stop-and-look it makes.
+  private static final long STOP_WAIT_NANOS = 100_000_000L;
+  private static final long DEATH_WAIT_NANOS = 1_000_000_000L;
+  private static final int MAX_KILL_ROUNDS = 64;
+  private static final int MAX_KILL_CYCLES = 10;
 
   /**
    * One measurement of a tree.
@@ -82,17 +94,27 @@ public final class ProcSampler implements TreeSampler {
   private int[] pids = new int[16];
   private int[] ppids = new int[16];
   private int[] pgrps = new int[16];
+  private int[] sids = new int[16];
   private int[] threadCounts = new int[16];
+  private char[] states = new char[16];
   private long[] startTimes = new long[16];
   private long[] userTicks = new long[16]; // utime + cutime at last sight
   private long[] systemTicks = new long[16]; // stime + cstime at last sight
+  private boolean[] stopped = new boolean[16]; // sent SIGSTOP by killTree
   private int[] goneParents = new int[16];
   private long[] goneUser = new long[16];
   private long[] goneSystem = new long[16];
 
+  // The sessions of the tree: the leader's (slot 0), and each made by a member (its pid, started
+  // when that member did).
+  private final PidSet sessionIndex = new PidSet();
+  private int sessionCount;
+  private int[] sessionIds = new int[4];
+  private long[] sessionStarts = new long[4]; // -1: not known (the leader was never seen)
+  private boolean[] sessionEnded = new boolean[4];
+  private int[] sessionMembers = new int[4]; // members in it at the sample in progress
+
   private boolean started;
-  private long leaderStartTime = -1;
-  private boolean sessionEnded;
   private int samplesSinceScan;
   private boolean vanishedSinceScan;
   private long lostUserTicks;
@@ -104,7 +126,7 @@ public final class ProcSampler implements TreeSampler {
   private long rssPages;
   private long userSum;
   private long systemSum;
-  private int inSession;
+  private int live;
 
   /** A sampler for the tree of {@code leaderPid}, a session leader; nothing is read yet. */
   public ProcSampler(int leaderPid) {
@@ -140,10 +162,23 @@ public final class ProcSampler implements TreeSampler {
    */
   @Override
   public Sample sample() throws IOException {
-    rssPages = 0;
-    userSum = 0;
-    systemSum = 0;
-    inSession = 0;
+    return sample(false);
+  }
+
+  /**
+   * A sample with a scan of the tree's sessions, whatever the schedule: the last look at a tree
+   * whose leader has exited, before the end of its exec.
+   *
+   * @return whether any process of the tree is alive (zombies are not)
+   */
+  @Override
+  public boolean lastLook() throws IOException {
+    sample(true);
+    return live > 0;
+  }
+
+  private Sample sample(boolean forceScan) throws IOException {
+    beginTotals();
     boolean scan;
     samplesSinceScan++;
     if (!started) {
@@ -151,8 +186,10 @@ public final class ProcSampler implements TreeSampler {
       started = true;
       // A session leader, or a reused pid: the check keeps the second out.
       if (files.readStat(leader, stat) && stat.session == leader) {
-        leaderStartTime = stat.startTime;
+        registerSession(leader, stat.startTime);
         add(leader);
+      } else {
+        registerSession(leader, -1);
       }
       // A leader still there has had no time to orphan much; the regular scans will look. A leader
       // already gone may have left orphans that nothing else leads to.
@@ -165,13 +202,15 @@ public final class ProcSampler implements TreeSampler {
                   || (vanishedSinceScan && samplesSinceScan >= MIN_SCAN_SPACING));
     }
     int walked = walk(0);
-    if (scan && !sessionEnded) {
-      scanSession();
+    if ((scan || (forceScan && scanEvery > 0)) && anySessionOpen()) {
+      scanSessions();
       walk(walked);
       samplesSinceScan = 0;
       vanishedSinceScan = false;
-      if (inSession == 0) {
-        sessionEnded = true;
+      for (int i = 0; i < sessionCount; i++) {
+        if (sessionMembers[i] == 0) {
+          sessionEnded[i] = true;
+        }
       }
     }
     long user = ticksToNanos(userSum + lostUserTicks);
@@ -180,6 +219,14 @@ public final class ProcSampler implements TreeSampler {
     reportedSystemNanos = Math.max(reportedSystemNanos, system);
     return new Sample(
         rssPages * ProcFiles.PAGE_SIZE, reportedUserNanos, reportedSystemNanos, count);
+  }
+
+  private void beginTotals() {
+    rssPages = 0;
+    userSum = 0;
+    systemSum = 0;
+    live = 0;
+    java.util.Arrays.fill(sessionMembers, 0, sessionCount, 0);
   }
 
   /** Whether {@code pid} was a member at the last sample (tests). */
@@ -195,16 +242,17 @@ public final class ProcSampler implements TreeSampler {
   /** Re-reads every member, dropping those that exited or whose pid now names another process. */
   private void refresh() throws IOException {
     index.clear();
-    int live = 0;
+    int kept = 0;
     int gone = 0;
     for (int i = 0; i < count; i++) {
       int pid = pids[i];
       if (files.readStat(pid, stat) && stat.startTime == startTimes[i]) {
-        pids[live] = pid;
-        startTimes[live] = startTimes[i];
-        record(live);
+        pids[kept] = pid;
+        startTimes[kept] = startTimes[i];
+        stopped[kept] = stopped[i];
+        record(kept);
         index.add(pid);
-        live++;
+        kept++;
       } else {
         goneParents[gone] = ppids[i];
         goneUser[gone] = userTicks[i];
@@ -212,7 +260,7 @@ public final class ProcSampler implements TreeSampler {
         gone++;
       }
     }
-    count = live;
+    count = kept;
     for (int g = 0; g < gone; g++) {
       // Reaped by a live member: its time is in that member's cutime/cstime already. Reaped by
       // anyone else (the JVM reaps the leader, init the orphans): keep its last-seen time.
@@ -259,21 +307,55 @@ public final class ProcSampler implements TreeSampler {
     return true;
   }
 
-  private void scanSession() throws IOException {
+  private boolean anySessionOpen() {
+    for (int i = 0; i < sessionCount; i++) {
+      if (!sessionEnded[i]) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Adds every process of /proc in an open session of the tree that is not a member yet. */
+  private void scanSessions() throws IOException {
     everyone.clear();
     files.listProcesses(everyone);
     for (int i = 0; i < everyone.size(); i++) {
       int pid = everyone.get(i);
-      if (index.contains(pid) || files.sessionOf(pid) != leader) {
+      if (index.contains(pid) || pid == JVM_PID) {
         continue;
       }
-      // Every member of the session started after its leader.
+      int sid = files.sessionOf(pid);
+      int s = sid > 0 ? sessionIndex.indexOf(sid) : -1;
+      if (s < 0 || sessionEnded[s]) {
+        continue;
+      }
+      // Every member of a session started after its leader.
       if (files.readStat(pid, stat)
-          && stat.session == leader
-          && (leaderStartTime < 0 || stat.startTime >= leaderStartTime)) {
+          && stat.session == sid
+          && (sessionStarts[s] < 0 || stat.startTime >= sessionStarts[s])) {
         add(pid);
       }
     }
+  }
+
+  private void registerSession(int sid, long startTime) {
+    if (sessionIndex.indexOf(sid) >= 0 || sessionCount == MAX_SESSIONS) {
+      return;
+    }
+    if (sessionCount == sessionIds.length) {
+      int n = sessionCount * 2;
+      sessionIds = Arrays.copyOf(sessionIds, n);
+      sessionStarts = Arrays.copyOf(sessionStarts, n);
+      sessionEnded = Arrays.copyOf(sessionEnded, n);
+      sessionMembers = Arrays.copyOf(sessionMembers, n);
+    }
+    sessionIds[sessionCount] = sid;
+    sessionStarts[sessionCount] = startTime;
+    sessionEnded[sessionCount] = false;
+    sessionMembers[sessionCount] = 0;
+    sessionIndex.put(sid, sessionCount);
+    sessionCount++;
   }
 
   /** Appends the process whose stat was just read. */
@@ -283,6 +365,7 @@ public final class ProcSampler implements TreeSampler {
     }
     pids[count] = pid;
     startTimes[count] = stat.startTime;
+    stopped[count] = false;
     record(count);
     index.add(pid);
     count++;
@@ -291,17 +374,31 @@ public final class ProcSampler implements TreeSampler {
   /** Stores the just-read stat at member {@code i} and adds it to the sample's totals. */
   private void record(int i) {
     ProcFiles.Stat s = stat;
+    if (s.session == pids[i]) {
+      // A member that made its own session (setsid), maybe since the last sample.
+      registerSession(pids[i], startTimes[i]);
+    }
     ppids[i] = s.ppid;
     pgrps[i] = s.pgrp;
+    sids[i] = s.session;
     threadCounts[i] = s.numThreads;
+    states[i] = s.state;
     userTicks[i] = s.utime + s.cutime;
     systemTicks[i] = s.stime + s.cstime;
     rssPages += Math.max(0, s.rssPages);
     userSum += userTicks[i];
     systemSum += systemTicks[i];
-    if (s.session == leader) {
-      inSession++;
+    if (!dead(s.state)) {
+      live++;
     }
+    int session = sessionIndex.indexOf(s.session);
+    if (session >= 0) {
+      sessionMembers[session]++;
+    }
+  }
+
+  private static boolean dead(char state) {
+    return state == 'Z' || state == 'X' || state == 'x';
   }
 
   private void grow() {
@@ -309,10 +406,13 @@ public final class ProcSampler implements TreeSampler {
     pids = Arrays.copyOf(pids, n);
     ppids = Arrays.copyOf(ppids, n);
     pgrps = Arrays.copyOf(pgrps, n);
+    sids = Arrays.copyOf(sids, n);
     threadCounts = Arrays.copyOf(threadCounts, n);
+    states = Arrays.copyOf(states, n);
     startTimes = Arrays.copyOf(startTimes, n);
     userTicks = Arrays.copyOf(userTicks, n);
     systemTicks = Arrays.copyOf(systemTicks, n);
+    stopped = Arrays.copyOf(stopped, n);
     goneParents = Arrays.copyOf(goneParents, n);
     goneUser = Arrays.copyOf(goneUser, n);
     goneSystem = Arrays.copyOf(goneSystem, n);
@@ -323,35 +423,118 @@ public final class ProcSampler implements TreeSampler {
   }
 
   /**
-   * SIGKILLs the members of the last sample that are outside the leader's process group (a {@code
-   * kill(-pgid)} misses them). Each is opened as a pidfd and checked to still be the same process
-   * before the signal, so a reused pid is never hit.
+   * Kills every process of the tree that can be found, the way a v1 freezer does: first stops them
+   * (SIGSTOP to the leader's group and to each member; a stopped process forks no more, and a fork
+   * already under way shows its child in the stopped parent's children file), then looks again
+   * (children walk and session scan) and stops what it finds, until a look finds nothing new, then
+   * SIGKILLs them all, waits until they are dead and looks once more (a process the scheduler kept
+   * from stopping may have finished a fork), again until that look finds nothing alive. Each member
+   * is opened as a pidfd and checked to still be the same process before any signal, so a reused
+   * pid is never hit.
    */
   @Override
-  public void killStrays() {
-    for (int i = 0; i < count; i++) {
-      if (pgrps[i] == leader) {
-        continue;
-      }
-      int fd = Syscalls.pidfdOpen(pids[i]);
-      if (fd < 0) {
-        continue; // exited
-      }
+  public void killTree() throws IOException {
+    if (!started) {
+      sample(false);
+    }
+    for (int cycle = 0; cycle < MAX_KILL_CYCLES; cycle++) {
+      Syscalls.kill(-leader, LibC.SIGSTOP());
       try {
-        if (files.readStat(pids[i], stat) && stat.startTime == startTimes[i]) {
-          Syscalls.pidfdSendSignal(fd, LibC.SIGKILL());
-        }
-      } catch (IOException e) {
-        // Unreadable now: without proof of identity, no signal.
+        stopAndLook();
       } finally {
-        Syscalls.close(fd);
+        Syscalls.kill(-leader, LibC.SIGKILL());
+        for (int i = 0; i < count; i++) {
+          if (!dead(states[i])) {
+            signal(i, LibC.SIGKILL());
+          }
+        }
+      }
+      awaitDead();
+      look();
+      if (live == 0) {
+        return;
       }
     }
   }
 
-  /** The members' pids, by open addressing; cleared and refilled at every sample. */
+  private void stopAndLook() throws IOException {
+    for (int round = 0; round < MAX_KILL_ROUNDS; round++) {
+      boolean fresh = false;
+      for (int i = 0; i < count; i++) {
+        if (!stopped[i] && !dead(states[i])) {
+          signal(i, LibC.SIGSTOP());
+          stopped[i] = true;
+          fresh = true;
+        }
+      }
+      if (!fresh && round > 0) {
+        return;
+      }
+      awaitState(true);
+      look();
+    }
+  }
+
+  /** Refreshes the membership: the children walk, and a scan of the tree's open sessions. */
+  private void look() throws IOException {
+    beginTotals();
+    refresh();
+    int walked = walk(0);
+    if (scanEvery > 0 && anySessionOpen()) {
+      scanSessions();
+      walk(walked);
+    }
+  }
+
+  private void awaitDead() throws IOException {
+    awaitState(false);
+  }
+
+  /**
+   * Waits (bounded) until every member is stopped (those sent SIGSTOP, {@code stop}) or dead (every
+   * member, after SIGKILL).
+   */
+  private void awaitState(boolean stop) throws IOException {
+    long deadline = System.nanoTime() + (stop ? STOP_WAIT_NANOS : DEATH_WAIT_NANOS);
+    for (int i = 0; i < count; i++) {
+      while (!stop || stopped[i]) {
+        if (!files.readStat(pids[i], stat) || stat.startTime != startTimes[i]) {
+          break; // gone
+        }
+        char st = stat.state;
+        if (dead(st) || (stop && (st == 'T' || st == 't')) || System.nanoTime() - deadline > 0) {
+          break;
+        }
+        java.util.concurrent.locks.LockSupport.parkNanos(50_000);
+      }
+    }
+  }
+
+  /** Sends {@code signal} to member {@code i} if it is still the process first seen there. */
+  private void signal(int i, int signal) {
+    int pid = pids[i];
+    if (pid == JVM_PID || pid <= 1) {
+      return;
+    }
+    int fd = Syscalls.pidfdOpen(pid);
+    if (fd < 0) {
+      return; // exited
+    }
+    try {
+      if (files.readStat(pid, stat) && stat.startTime == startTimes[i]) {
+        Syscalls.pidfdSendSignal(fd, signal);
+      }
+    } catch (IOException e) {
+      // Unreadable now: without proof of identity, no signal.
+    } finally {
+      Syscalls.close(fd);
+    }
+  }
+
+  /** Pids by open addressing, each with a small value; cleared and refilled as needed. */
   private static final class PidSet {
     private int[] keys = new int[64]; // 0 = empty (pids are positive)
+    private int[] values = new int[64];
     private int size;
 
     void clear() {
@@ -360,40 +543,53 @@ public final class ProcSampler implements TreeSampler {
     }
 
     boolean contains(int pid) {
+      return indexOf(pid) >= 0;
+    }
+
+    /** The value stored with {@code pid}, or -1. */
+    int indexOf(int pid) {
       int mask = keys.length - 1;
       for (int i = mix(pid) & mask; ; i = (i + 1) & mask) {
         int k = keys[i];
         if (k == pid) {
-          return true;
+          return values[i];
         }
         if (k == 0) {
-          return false;
+          return -1;
         }
       }
     }
 
     void add(int pid) {
+      put(pid, 0);
+    }
+
+    void put(int pid, int value) {
       if ((size + 1) * 2 > keys.length) {
-        int[] old = keys;
-        keys = new int[old.length * 2];
+        int[] oldKeys = keys;
+        int[] oldValues = values;
+        keys = new int[oldKeys.length * 2];
+        values = new int[oldKeys.length * 2];
         size = 0;
-        for (int k : old) {
-          if (k != 0) {
-            insert(k);
+        for (int i = 0; i < oldKeys.length; i++) {
+          if (oldKeys[i] != 0) {
+            insert(oldKeys[i], oldValues[i]);
           }
         }
       }
-      insert(pid);
+      insert(pid, value);
     }
 
-    private void insert(int pid) {
+    private void insert(int pid, int value) {
       int mask = keys.length - 1;
       for (int i = mix(pid) & mask; ; i = (i + 1) & mask) {
         if (keys[i] == pid) {
+          values[i] = value;
           return;
         }
         if (keys[i] == 0) {
           keys[i] = pid;
+          values[i] = value;
           size++;
           return;
         }

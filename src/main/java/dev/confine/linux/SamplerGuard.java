@@ -1,19 +1,34 @@
 package dev.confine.linux;
 
 /**
- * Enforces memory and CPU caps without cgroups, by sampling the tree from /proc ({@link
- * ProcCapsWatcher}): a fallback that can overshoot between samples and cannot see a process that
- * left the session unseen, which is why cgroups come first.
+ * Tracks a tree without cgroups, and enforces its memory and CPU caps, by sampling it from /proc
+ * ({@link ProcCapsWatcher}, {@link ProcSampler}): members by ancestry and by the sessions the tree
+ * made, a last look when the leader has exited, and a kill that stops every member it finds before
+ * it kills them. A fallback: caps can overshoot between samples, and a process that left every
+ * known session and was orphaned before any sample saw it is out of its sight, which is why cgroups
+ * come first. With no caps (both 0) it only tracks the tree.
  */
 public final class SamplerGuard implements TreeGuard {
   private final long memoryCapBytes;
   private final long cpuBudgetNanos;
+  private final TreeGuard tracker; // null: the sampler tracks the tree itself
   private ProcCapsWatcher.Handle handle;
 
-  /** A guard for these caps (0 = none). */
+  /** A guard for these caps (0 = none; with neither it only tracks the tree). */
   public SamplerGuard(long memoryCapBytes, long cpuBudgetNanos) {
+    this(memoryCapBytes, cpuBudgetNanos, null);
+  }
+
+  /**
+   * A guard for these caps whose tree is held by {@code tracker} (a cgroup without caps, where one
+   * can be made but cannot cap memory): the tracker spawns, kills and finds leftovers, the sampler
+   * enforces the caps; null for none (the sampler then tracks the tree too). The guard owns the
+   * tracker.
+   */
+  public SamplerGuard(long memoryCapBytes, long cpuBudgetNanos, TreeGuard tracker) {
     this.memoryCapBytes = memoryCapBytes;
     this.cpuBudgetNanos = cpuBudgetNanos;
+    this.tracker = tracker;
   }
 
   /**
@@ -31,11 +46,14 @@ public final class SamplerGuard implements TreeGuard {
 
   @Override
   public Spawner.Spawned spawn(SpawnSpec spec) {
-    return Spawner.spawn(spec);
+    return tracker != null ? tracker.spawn(spec) : Spawner.spawn(spec);
   }
 
   @Override
   public synchronized void started(int pid) {
+    if (tracker != null) {
+      tracker.started(pid);
+    }
     handle =
         ProcCapsWatcher.watch(
             pid,
@@ -55,6 +73,38 @@ public final class SamplerGuard implements TreeGuard {
   }
 
   @Override
+  public void killTree() {
+    if (tracker != null) {
+      tracker.killTree();
+      return;
+    }
+    ProcCapsWatcher.Handle h = handle();
+    if (h != null) {
+      h.killTree();
+    }
+  }
+
+  /** The last look: whether anything of the tree is alive, its group included. */
+  @Override
+  public boolean hasProcesses() {
+    if (tracker != null) {
+      return tracker.hasProcesses();
+    }
+    ProcCapsWatcher.Handle h = handle();
+    return h != null && h.lastLook();
+  }
+
+  /** Only with a cgroup tracker that does (see {@link CgroupGuard#holdsEveryProcess()}). */
+  @Override
+  public boolean holdsEveryProcess() {
+    return tracker != null && tracker.holdsEveryProcess();
+  }
+
+  private synchronized ProcCapsWatcher.Handle handle() {
+    return handle;
+  }
+
+  @Override
   public synchronized String exceeded() {
     return handle == null ? null : handle.exceeded();
   }
@@ -66,8 +116,8 @@ public final class SamplerGuard implements TreeGuard {
 
   @Override
   public synchronized TreeUsage usage() {
-    if (handle == null) {
-      return TreeUsage.NOT_MEASURED;
+    if (handle == null || (memoryCapBytes == 0 && cpuBudgetNanos == 0)) {
+      return TreeUsage.NOT_MEASURED; // tracking only: as an uncapped exec elsewhere, no figures
     }
     return new TreeUsage(
         handle.peakRssBytes(), handle.cpuUserNanos(), handle.cpuSystemNanos(), false);
@@ -77,6 +127,9 @@ public final class SamplerGuard implements TreeGuard {
   public synchronized void close() {
     if (handle != null) {
       handle.stop();
+    }
+    if (tracker != null) {
+      tracker.close();
     }
   }
 }

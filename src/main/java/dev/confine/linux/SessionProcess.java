@@ -609,10 +609,10 @@ public final class SessionProcess {
     }
     // The leader is reaped: its group id stays reserved only while members remain.
     boolean held = guard.hasProcesses();
-    boolean leftovers = Syscalls.kill(-pid, LibC.SIGKILL()) == 0 | held;
     if (held) {
-      guard.killTree();
+      guard.killTree(); // before the group kill: a member killed first would orphan its children
     }
+    boolean leftovers = Syscalls.kill(-pid, LibC.SIGKILL()) == 0 | held;
     guard.close();
     End e =
         new End(
@@ -648,8 +648,8 @@ public final class SessionProcess {
 
   /** Kills the child's process group and whatever else the guard holds. */
   public void killTree() {
+    guard.killTree(); // first, as in finish()
     Syscalls.kill(-pid, LibC.SIGKILL());
-    guard.killTree();
   }
 
   /**

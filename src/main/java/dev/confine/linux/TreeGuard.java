@@ -29,6 +29,17 @@ public interface TreeGuard extends AutoCloseable {
     return null;
   }
 
+  /**
+   * Whether, once {@link #close()} has returned, nothing the tree started can be alive: the guard
+   * holds every process of the tree from its first instruction (a cgroup the child started in) and
+   * close empties it. False where a process can slip by (the process group alone, the sampler, a
+   * cgroup joined after the spawn): a resource the tree had (a directory it wrote to) must then not
+   * be handed to the next tree.
+   */
+  default boolean holdsEveryProcess() {
+    return false;
+  }
+
   /** What the tree consumed, as far as the guard measured. */
   default TreeUsage usage() {
     return TreeUsage.NOT_MEASURED;

@@ -10,6 +10,19 @@ interface TreeSampler {
   /** One sample of the tree; an exception counts as a sampling failure. */
   ProcSampler.Sample sample() throws IOException;
 
-  /** Kills the members that left the leader's process group, which a group kill misses. */
-  default void killStrays() {}
+  /**
+   * A sample that looks everywhere the tree can be (a scan of its sessions), for the end of an
+   * exec.
+   *
+   * @return whether any process of the tree is alive
+   */
+  default boolean lastLook() throws IOException {
+    return sample().members() > 0;
+  }
+
+  /**
+   * Kills every process of the tree it can find, the members that left the leader's process group
+   * (which a group kill misses) included.
+   */
+  default void killTree() throws IOException {}
 }

@@ -18,16 +18,26 @@ final class V2TreeCgroup implements TreeCgroup {
 
   private final Path dir;
   private final String procCgroupLine; // how /proc/<pid>/cgroup names this cgroup
+  private final boolean tracker; // made without caps: nothing written, nothing to reset
   private boolean removed;
 
-  private V2TreeCgroup(Path dir, Path mountPoint) {
+  private V2TreeCgroup(Path dir, Path mountPoint, boolean tracker) {
     this.dir = dir;
     this.procCgroupLine = "0::/" + mountPoint.relativize(dir);
+    this.tracker = tracker;
   }
 
   /** The existing tree cgroup at {@code dir} (left by a JVM that died). */
   static V2TreeCgroup adopt(Path mountPoint, Path dir) {
-    return new V2TreeCgroup(dir, mountPoint);
+    return new V2TreeCgroup(dir, mountPoint, false);
+  }
+
+  /**
+   * Whether this cgroup only tracks a tree (made without caps), so that an empty one can serve
+   * again.
+   */
+  boolean tracksOnly() {
+    return tracker;
   }
 
   /**
@@ -38,7 +48,7 @@ final class V2TreeCgroup implements TreeCgroup {
       throws IOException {
     Path dir = parent.resolve(name);
     CgroupFiles.mkdir(dir);
-    V2TreeCgroup cg = new V2TreeCgroup(dir, mountPoint);
+    V2TreeCgroup cg = new V2TreeCgroup(dir, mountPoint, !limits.any());
     try {
       if (limits.memoryBytes() > 0) {
         CgroupFiles.write(dir.resolve("memory.max"), Long.toString(limits.memoryBytes()));
@@ -52,9 +62,10 @@ final class V2TreeCgroup implements TreeCgroup {
       if (limits.maxProcesses() > 0) {
         CgroupFiles.write(dir.resolve("pids.max"), Integer.toString(limits.maxProcesses()));
       }
-      if (limits.cpuMillicores() > 0 && CgroupFiles.exists(dir.resolve("cpu.max"))) {
+      if (limits.cpuThrottleMillicores() > 0 && CgroupFiles.exists(dir.resolve("cpu.max"))) {
         CgroupFiles.write(
-            dir.resolve("cpu.max"), Math.max(1000, limits.cpuMillicores() * 100L) + " 100000");
+            dir.resolve("cpu.max"),
+            Math.max(1000, limits.cpuThrottleMillicores() * 100L) + " 100000");
       }
     } catch (IOException | RuntimeException e) {
       CgroupFiles.rmdirIfExists(dir);
@@ -80,6 +91,9 @@ final class V2TreeCgroup implements TreeCgroup {
   void migrate(int pid) throws IOException {
     Path procs = dir.resolve("cgroup.procs");
     writeIgnoringGone(procs, pid);
+    if (!mayHaveForked(pid)) {
+      return; // the common case: nothing forked before the move, so no scan of /proc
+    }
     java.util.Set<Integer> tried = new java.util.HashSet<>();
     for (int pass = 0; pass < 10; pass++) {
       List<Integer> stragglers = sessionMembersOutside(pid);
@@ -91,6 +105,24 @@ final class V2TreeCgroup implements TreeCgroup {
         writeIgnoringGone(procs, p);
       }
     }
+  }
+
+  /**
+   * Whether {@code pid}, just moved in, may have forked before the move: it has children, reaped
+   * some already (its stat's cminflt, faults of waited-for children, is above 0; every process that
+   * ran faulted), runs several threads, or is gone (then nothing is known). Otherwise nothing it
+   * forked can be outside, and the session sweep is skipped; a leader that ignores SIGCHLD (its
+   * children reaped without accounting) and whose child forked and exited in the instant before the
+   * move is the exception, within the race post-spawn placement has anyway.
+   */
+  private static boolean mayHaveForked(int pid) throws IOException {
+    ProcFiles files = new ProcFiles();
+    ProcFiles.Stat stat = new ProcFiles.Stat();
+    if (!files.readStat(pid, stat) || stat.numThreads != 1 || stat.cminflt != 0) {
+      return true;
+    }
+    PidList children = new PidList();
+    return !files.readChildren(pid, pid, children) || children.size() > 0;
   }
 
   private static void writeIgnoringGone(Path procs, int pid) throws IOException {

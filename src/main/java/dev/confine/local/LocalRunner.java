@@ -33,14 +33,17 @@ import java.util.function.Supplier;
 
 /**
  * Runs commands as host processes, without isolation: the working directory is contained in the
- * root, the environment follows the {@link dev.confine.EnvPolicy}, output is capped per stream and
- * the whole process group is killed on timeout or interrupt. Network policies other than {@link
- * NetMode#DEFAULT} and resource caps are refused with NOT_AVAILABLE: this runner cannot enforce
- * them.
+ * root, the environment follows the {@link dev.confine.EnvPolicy}, output is capped per stream, and
+ * memory, CPU and process caps hold where this host's cgroups (else its /proc) allow them. Network
+ * policies other than {@link NetMode#DEFAULT} are refused with NOT_AVAILABLE, as are caps this host
+ * cannot enforce.
  *
- * <p>Unlike the seed, when {@code exec} returns nothing it started is left running: a leader that
- * exits while a background child still holds its output gets at most the 2 s drain, then the rest
- * of its process group is killed, and {@link ExecResult#leftoversKilled()} says so.
+ * <p>Every exec and session, capped or not, is tracked beyond its process group wherever the host
+ * offers a way: its own cgroup (v1 freezer, v2 {@code cgroup.kill}), else the /proc sampler's
+ * tracking (see {@link #capabilities()}, row "tree kill"). On timeout, interrupt or cap breach the
+ * whole tree is killed, escapees from the group and the session included; when the leader exits,
+ * whatever of its tree is left is killed after at most the 2 s drain, and {@link
+ * ExecResult#leftoversKilled()} says so. When {@code exec} returns nothing it started is running.
  *
  * <p>Thread-safe. A platform thread waits for its own child (poll on its pidfd and pipes); the
  * children of virtual threads, and sessions, share the engine's one event-loop thread.
@@ -58,8 +61,19 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
   private final Cgroups cgroups; // null: no cgroup caps on this host or by choice
   private final String noCgroupsReason;
   private final boolean sampler; // caps through the /proc sampler (when there are no cgroups)
+  private final Tracking tracking;
   private final Enforcement enforcement;
   private final ProcessRegistry sessions = new ProcessRegistry(this::startSession);
+
+  /**
+   * How every tree is held beyond its process group: a cgroup without caps ({@code cgroups}), the
+   * sampler's tracking ({@code sampler}), or nothing ({@code why}).
+   */
+  private record Tracking(Cgroups cgroups, boolean sampler, String why) {
+    static Tracking of(Cgroups cgroups, boolean samplerWorks, String why) {
+      return new Tracking(cgroups, cgroups == null && samplerWorks, why);
+    }
+  }
 
   private LocalRunner(
       Path root,
@@ -67,13 +81,15 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
       Supplier<Map<String, String>> hostEnvironment,
       Cgroups cgroups,
       String noCgroupsReason,
-      boolean sampler) {
+      boolean sampler,
+      Tracking tracking) {
     this.root = root;
     this.sampler = sampler;
     this.defaultMaxOutputBytes = defaultMaxOutputBytes;
     this.hostEnvironment = new HostEnvironment(hostEnvironment);
     this.cgroups = cgroups;
     this.noCgroupsReason = noCgroupsReason;
+    this.tracking = tracking;
     this.enforcement =
         !NativeAccess.isAvailable()
             ? Enforcement.NONE
@@ -82,6 +98,7 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
                 .memoryCap(sampler || (cgroups != null && cgroups.memory().available()))
                 .cpuCap(sampler || (cgroups != null && cgroups.cpuAccounting().available()))
                 .pidsCap(cgroups != null && cgroups.pids().available())
+                .cpuThrottle(!sampler && cgroups != null && cgroups.cpuThrottle().available())
                 .build();
   }
 
@@ -132,38 +149,49 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
       String how =
           "/proc sampler every 50 ms (10 ms in the first 100 ms), kill on overflow, fail-closed"
               + " after 3 failed samples; approximate: a fast allocator can overshoot between"
-              + " samples and a process that leaves the session unseen escapes (no usable cgroups: "
+              + " samples, and the caps count the processes the sampler sees (by ancestry and the"
+              + " sessions the tree made: not one that left every known session and was orphaned"
+              + " before a sample saw it) (no usable cgroups: "
               + noCgroupsReason
               + ")";
-      rows.add(new HostCapability("memory", true, "aggregate RSS from " + how));
-      rows.add(new HostCapability("cpu", true, "budget from user+system time, " + how));
-      rows.add(new HostCapability("pids", false, "needs cgroups: " + noCgroupsReason));
       rows.add(
           new HostCapability(
-              "tree kill", false, "process group only (needs cgroups): " + noCgroupsReason));
+              "memory",
+              true,
+              "aggregate RSS from "
+                  + how
+                  + "; counted: each member's resident anonymous, file-backed and mapped shared"
+                  + " memory (/proc stat rss = RssAnon + RssFile + RssShmem; a page shared by"
+                  + " members counts once per member); not counted: shared memory and tmpfs files"
+                  + " (/dev/shm, memfd, SysV segments) that no member maps, which /proc attributes"
+                  + " to no process"));
+      rows.add(
+          new HostCapability(
+              "cpu",
+              true,
+              "budget (the tree is killed once it is spent) from user+system time, " + how));
+      rows.add(new HostCapability("cpu throttle", false, "needs a cgroup cpu controller"));
+      rows.add(new HostCapability("pids", false, "needs cgroups: " + noCgroupsReason));
     } else if (cgroups == null) {
       String why = engine != null ? engine : noCgroupsReason;
-      for (String d : List.of("memory", "cpu", "pids", "tree kill")) {
+      for (String d : List.of("memory", "cpu", "cpu throttle", "pids")) {
         rows.add(new HostCapability(d, false, why));
       }
     } else {
       rows.add(row("memory", cgroups.memory()));
       Cgroups.Capability cpu = cgroups.cpuAccounting();
-      Cgroups.Capability throttle = cgroups.cpuThrottle();
       rows.add(
           new HostCapability(
               "cpu",
               cpu.available(),
               cpu.available()
-                  ? "budget from "
+                  ? "budget (the tree is killed once it is spent, never throttled) from "
                       + cpu.detail()
-                      + (throttle.available()
-                          ? "; throttled by " + throttle.detail()
-                          : "; no throttle: " + throttle.detail())
                   : cpu.detail()));
+      rows.add(row("cpu throttle", cgroups.cpuThrottle()));
       rows.add(row("pids", cgroups.pids()));
-      rows.add(row("tree kill", cgroups.treeKill()));
     }
+    rows.add(treeKillRow(engine));
     rows.add(new HostCapability("disk", false, "no quota mechanism"));
     rows.add(
         new HostCapability(
@@ -171,6 +199,46 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
             false,
             "the local runner does not confine writes; use a confining backend"));
     return rows;
+  }
+
+  /** What the sampler's tracking cannot see, said wherever it tracks a tree. */
+  static final String SAMPLER_TRACKING =
+      "/proc sampler: members by ancestry (children files) and by the sessions the tree made"
+          + " (a /proc scan), a last look when the leader exits, every member stopped, then"
+          + " killed; approximate: it cannot see a process that left every known session and was"
+          + " orphaned before any sample saw it (a daemon's double fork within the first"
+          + " milliseconds, or between two samples)";
+
+  private HostCapability treeKillRow(String engine) {
+    if (engine != null) {
+      return new HostCapability("tree kill", false, engine);
+    }
+    if (tracking.cgroups() != null) {
+      return new HostCapability(
+          "tree kill",
+          true,
+          "every exec and session, capped or not: "
+              + tracking.cgroups().treeKill().detail()
+              + "; a child that may write the cgroup filesystem (root, as this runner does not"
+              + " bound writes) can move itself out of its cgroup");
+    }
+    if (tracking.sampler()) {
+      return new HostCapability(
+          "tree kill",
+          true,
+          "every exec and session, capped or not: "
+              + SAMPLER_TRACKING
+              + " (no usable cgroups: "
+              + tracking.why()
+              + ")");
+    }
+    return new HostCapability(
+        "tree kill",
+        false,
+        "process group only: no cgroup can be made ("
+            + tracking.why()
+            + ") and /proc sampling"
+            + " does not work here");
   }
 
   private static HostCapability row(String dimension, Cgroups.Capability c) {
@@ -250,26 +318,51 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
 
   private TreeGuard guardFor(String cmd, ExecOptions opts) {
     ResourceLimits r = opts.resources();
-    if (r.memoryBytes() == 0 && r.maxProcesses() == 0 && r.cpuMillicores() == 0) {
-      return TreeGuard.NONE;
-    }
+    boolean capped =
+        r.memoryBytes() > 0
+            || r.maxProcesses() > 0
+            || r.cpuMillicores() > 0
+            || r.cpuThrottleMillicores() > 0;
     long budget = 0;
     if (r.cpuMillicores() > 0) {
       // The seed's budget: timeout x millicores / 1000, saturating.
       double nanos = (double) opts.timeout().toNanos() * r.cpuMillicores() / 1000.0;
       budget = nanos >= Long.MAX_VALUE ? Long.MAX_VALUE : (long) nanos;
     }
-    if (sampler) {
-      return new SamplerGuard(r.memoryBytes(), budget);
-    }
-    TreeLimits limits =
-        new TreeLimits(r.memoryBytes(), r.maxProcesses(), r.cpuMillicores(), budget);
     try {
-      return new CgroupGuard(cgroups, limits);
+      if (!capped) {
+        return tracker();
+      }
+      if (sampler) {
+        return new SamplerGuard(
+            r.memoryBytes(),
+            budget,
+            tracking.cgroups() == null
+                ? null
+                : new CgroupGuard(tracking.cgroups(), TreeLimits.NONE));
+      }
+      return new CgroupGuard(
+          cgroups,
+          new TreeLimits(r.memoryBytes(), r.maxProcesses(), r.cpuThrottleMillicores(), budget));
     } catch (EngineException e) {
       throw new SandboxException(
-          Kind.NOT_AVAILABLE, "sandbox: exec " + cmd + ": resource caps: " + e.getMessage(), e);
+          Kind.NOT_AVAILABLE,
+          "sandbox: exec "
+              + cmd
+              + ": "
+              + (capped ? "resource caps" : "tracking the process tree")
+              + ": "
+              + e.getMessage(),
+          e);
     }
+  }
+
+  /** The guard of an exec without caps: its tree held as well as this host allows. */
+  private TreeGuard tracker() {
+    if (tracking.cgroups() != null) {
+      return new CgroupGuard(tracking.cgroups(), TreeLimits.NONE);
+    }
+    return tracking.sampler() ? new SamplerGuard(0, 0) : TreeGuard.NONE;
   }
 
   @Override
@@ -298,7 +391,10 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
       return this;
     }
 
-    /** How memory, CPU and process caps are enforced (default {@link CapsMechanism#AUTO}). */
+    /**
+     * How memory, CPU and process caps are enforced, and how every tree is tracked (default {@link
+     * CapsMechanism#AUTO}).
+     */
     public Builder caps(CapsMechanism caps) {
       this.caps = java.util.Objects.requireNonNull(caps, "caps");
       return this;
@@ -331,33 +427,58 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
       Cgroups cgroups = null;
       String why = "caps disabled for this runner";
       boolean sampler = false;
-      if (caps == CapsMechanism.PROC_SAMPLER && NativeAccess.isAvailable()) {
-        sampler = SamplerGuard.available();
-        why = sampler ? "the /proc sampler was chosen" : "/proc sampling does not work here";
-      } else if (caps != CapsMechanism.NONE && NativeAccess.isAvailable()) {
-        Cgroups.Result r =
-            Cgroups.probe(
-                switch (caps) {
-                  case CGROUP_V1 -> Cgroups.Version.V1;
-                  case CGROUP_V2 -> Cgroups.Version.V2;
-                  default -> Cgroups.Version.AUTO;
-                },
-                cgroupParent == null ? null : Path.of(cgroupParent));
-        cgroups = r.cgroups();
-        why = r.whyNot();
-        if (caps == CapsMechanism.AUTO
-            && (cgroups == null || !cgroups.memory().available())
-            && SamplerGuard.available()) {
-          why =
-              cgroups == null
-                  ? why
-                  : "cgroups cannot cap memory here: " + cgroups.memory().detail();
-          cgroups = null;
-          sampler = true;
+      Tracking tracking = new Tracking(null, false, "the engine cannot run here");
+      if (NativeAccess.isAvailable()) {
+        boolean samplerWorks = SamplerGuard.available();
+        switch (caps) {
+          case PROC_SAMPLER -> {
+            sampler = samplerWorks;
+            why = sampler ? "the /proc sampler was chosen" : "/proc sampling does not work here";
+            tracking = Tracking.of(null, samplerWorks, why);
+          }
+          case NONE -> {
+            // No caps; the tree is tracked all the same, as AUTO would.
+            Cgroups.Result r = Cgroups.probe(Cgroups.Version.AUTO, path(cgroupParent));
+            tracking = Tracking.of(r.cgroups(), samplerWorks, r.whyNot());
+          }
+          default -> {
+            Cgroups.Result r =
+                Cgroups.probe(
+                    switch (caps) {
+                      case CGROUP_V1 -> Cgroups.Version.V1;
+                      case CGROUP_V2 -> Cgroups.Version.V2;
+                      default -> Cgroups.Version.AUTO;
+                    },
+                    path(cgroupParent));
+            cgroups = r.cgroups();
+            why = r.whyNot();
+            tracking = Tracking.of(cgroups, samplerWorks, why);
+            if (caps == CapsMechanism.AUTO
+                && (cgroups == null || !cgroups.memory().available())
+                && samplerWorks) {
+              // The sampler caps memory; a cgroup that cannot still holds the tree.
+              why =
+                  cgroups == null
+                      ? why
+                      : "cgroups cannot cap memory here: " + cgroups.memory().detail();
+              cgroups = null;
+              sampler = true;
+            }
+          }
         }
       }
       return new LocalRunner(
-          RootedPaths.resolveRoot(rootDir), maxOutputBytes, hostEnvironment, cgroups, why, sampler);
+          RootedPaths.resolveRoot(rootDir),
+          maxOutputBytes,
+          hostEnvironment,
+          cgroups,
+          why,
+          sampler,
+          tracking);
+    }
+
+    private static Path path(String p) {
+      return p == null ? null : Path.of(p);
     }
   }
 }

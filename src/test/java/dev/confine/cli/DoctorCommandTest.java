@@ -42,10 +42,31 @@ class DoctorCommandTest {
 
   @Test
   void samplerAndNoneAreReportedAsChosen() {
-    assertThat(run("doctor", "--caps", "sampler").out())
-        .containsPattern("memory +yes +aggregate RSS from /proc sampler");
-    assertThat(run("doctor", "--caps", "none").out())
-        .containsPattern("memory +no +caps disabled for this runner");
+    String sampler = run("doctor", "--caps", "sampler").out();
+    assertThat(sampler)
+        .containsPattern("memory +yes +aggregate RSS from /proc sampler")
+        .containsPattern("memory +yes +.*not counted: shared memory and tmpfs files")
+        .containsPattern("cpu throttle +no +needs a cgroup cpu controller")
+        .containsPattern(
+            "tree kill +yes +every exec and session, capped or not: /proc sampler: .*cannot see a"
+                + " process that left every known session");
+    // No caps, but the tree is tracked all the same (by a cgroup where one can be made).
+    String none = run("doctor", "--caps", "none").out();
+    assertThat(none)
+        .containsPattern("memory +no +caps disabled for this runner")
+        .containsPattern("cpu throttle +no +caps disabled for this runner")
+        .containsPattern("tree kill +yes +every exec and session, capped or not: ");
+  }
+
+  @Test
+  void theDefaultSaysHowEveryTreeIsHeldAndThatTheBudgetIsNotAThrottle() {
+    HostRequirements.requireRoot(); // the cgroup rows; as nobody the sampler's (above)
+    String out = run("doctor").out();
+    assertThat(out)
+        .containsPattern("tree kill +yes +every exec and session, capped or not: cgroup v1 freezer")
+        .containsPattern(
+            "cpu +yes +budget \\(the tree is killed once it is spent, never throttled\\)")
+        .containsPattern("cpu throttle +yes +cgroup v1 cpu.cfs_quota_us");
   }
 
   @Test

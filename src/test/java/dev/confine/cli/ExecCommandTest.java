@@ -123,6 +123,8 @@ class ExecCommandTest {
             "1.5GiB",
             "--cpu-millicores",
             "500",
+            "--cpu-throttle",
+            "250",
             "--max-processes",
             "32",
             "--",
@@ -146,6 +148,7 @@ class ExecCommandTest {
                     .maxOutputBytes(65536)
                     .memoryBytes(1610612736L)
                     .cpuMillicores(500)
+                    .cpuThrottleMillicores(250)
                     .maxProcesses(32)
                     .build())
             .build();
@@ -782,6 +785,18 @@ class ExecCommandTest {
         Arguments.of(
             List.of("exec", "--max-output", "-1", "true"), "size \"-1\" must not be negative"),
         Arguments.of(List.of("exec", "--memory", "lots", "true"), "invalid size \"lots\""),
+        // Issue 15 finding 6: a cap no program starts in (4 KiB aborted the JVM) is refused.
+        Arguments.of(
+            List.of("exec", "--memory", "4k", "--", "true"),
+            "--memory 4096 is below the smallest memory cap, 1048576 bytes (1 MiB)"),
+        Arguments.of(
+            List.of("exec", "--memory", "1", "--", "true"),
+            "--memory 1 is below the smallest memory cap, 1048576 bytes (1 MiB)"),
+        Arguments.of(
+            List.of("exec", "--memory", "8k", "--", "true"),
+            "--memory 8192 is below the smallest memory cap, 1048576 bytes (1 MiB)"),
+        Arguments.of(
+            List.of("exec", "--cpu-throttle", "-5", "true"), "\"-5\" must not be negative"),
         Arguments.of(
             List.of("exec", "--cpu-millicores", "-5", "true"), "\"-5\" must not be negative"),
         Arguments.of(

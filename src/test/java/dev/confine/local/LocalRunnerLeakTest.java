@@ -47,7 +47,7 @@ class LocalRunnerLeakTest {
     ScheduledExecutorService interrupter = Executors.newSingleThreadScheduledExecutor();
     interrupter.schedule(() -> {}, 0, TimeUnit.MILLISECONDS).get();
 
-    long fdsBefore = openFds();
+    long fdsBefore = settledFds();
     int threadsBefore = platformThreads();
     Map<Outcome, Integer> seen = new EnumMap<>(Outcome.class);
 
@@ -69,7 +69,7 @@ class LocalRunnerLeakTest {
     assertThat(seen.values().stream().mapToInt(Integer::intValue).sum()).isEqualTo(EXECS);
     assertThat(childPids()).isEmpty();
     assertThat(EventLoop.shared().registrationCount()).isZero();
-    assertThat(openFds()).isEqualTo(fdsBefore);
+    assertThat(settledFds()).isEqualTo(fdsBefore);
     assertThat(settledPlatformThreads(threadsBefore)).isLessThanOrEqualTo(threadsBefore);
   }
 
@@ -114,6 +114,17 @@ class LocalRunnerLeakTest {
 
   private static Outcome fail(Outcome planned) {
     throw new AssertionError("unexpected outcome for " + planned);
+  }
+
+  /**
+   * This JVM's open fds once the cgroup janitor is done and the idle tree cgroups kept for reuse
+   * (each keeps its control files open) are removed: what an exec or session left behind.
+   */
+  static long settledFds() throws Exception {
+    assertThat(dev.confine.linux.CgroupJanitor.awaitIdle(Duration.ofSeconds(10))).isTrue();
+    dev.confine.linux.Cgroups.removeAllIdle();
+    assertThat(dev.confine.linux.CgroupJanitor.awaitIdle(Duration.ofSeconds(10))).isTrue();
+    return openFds();
   }
 
   static long openFds() throws IOException {

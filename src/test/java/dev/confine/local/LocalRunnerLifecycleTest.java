@@ -24,11 +24,14 @@ class LocalRunnerLifecycleTest {
     return LocalRunner.create(root.toString());
   }
 
-  /** Waits up to 2 s for {@code pid} to vanish (a killed orphan is reaped by init). */
+  /**
+   * Waits up to 2 s for {@code pid} to be dead: gone, or a zombie (a killed orphan waits for init
+   * to reap it, which on some hosts takes seconds; ProcessHandle counts a zombie as alive).
+   */
   static boolean gone(long pid) {
     long deadline = System.nanoTime() + 2_000_000_000L;
     while (System.nanoTime() < deadline) {
-      if (ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false) == false) {
+      if (!alive(pid)) {
         return true;
       }
       try {
@@ -39,6 +42,15 @@ class LocalRunnerLifecycleTest {
       }
     }
     return false;
+  }
+
+  private static boolean alive(long pid) {
+    try {
+      String stat = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/" + pid + "/stat"));
+      return stat.charAt(stat.lastIndexOf(')') + 2) != 'Z';
+    } catch (java.io.IOException gone) {
+      return false;
+    }
   }
 
   private static long firstPid(ExecResult r) {

@@ -98,6 +98,9 @@ public final class CapsProfile {
         handOff(into);
         handOffSpawn(v1, warm, spec, into);
         handOffPlainSpawn(spec, into);
+        for (Placement p : Placement.values()) {
+          placement(p, v1, warm, spec, into);
+        }
       }
     } finally {
       for (Path w : warm) {
@@ -268,6 +271,102 @@ public final class CapsProfile {
           return done.join();
         };
     check(Execution.start(spec, null, 1 << 16, viaQueue).runToCompletion(Long.MAX_VALUE, DRAIN));
+  }
+
+  /**
+   * The ways a memory cgroup can hold the child, measured on the reused directories (issue 15,
+   * finding 6: the spawning thread must never be charged to, or limited by, the child's memory
+   * cgroup).
+   */
+  enum Placement {
+    /** The thread visits all four hierarchies for the spawn: charged and limited there (before). */
+    THREAD_IN_MEMORY("thread in memory (before)"),
+    /**
+     * The thread visits all but memory; the child is moved into memory after the spawn, with what
+     * its freezer cgroup lists (the library's way now).
+     */
+    MEMORY_AFTER_SPAWN("memory after the spawn (chosen)"),
+    /**
+     * The thread visits all four, the limit raised to unlimited while it is inside and lowered once
+     * it has left: not limited, still charged.
+     */
+    LIMIT_RAISED("limit raised while inside");
+
+    final String label;
+
+    Placement(String label) {
+      this.label = label;
+    }
+  }
+
+  private static void placement(
+      Placement p,
+      Map<String, CgroupLayout.Hierarchy> v1,
+      List<Path> warm,
+      SpawnSpec spec,
+      Timings t)
+      throws IOException {
+    long start = System.nanoTime();
+    Completion c =
+        Execution.start(spec, null, 1 << 16, new PlacementGuard(p, warm, origins(v1)))
+            .runToCompletion(Long.MAX_VALUE, DRAIN);
+    t.add("placement." + p.label, System.nanoTime() - start);
+    check(c);
+  }
+
+  /** Places a spawn in the reused directories (memory, pids, cpuacct, freezer) as {@code mode}. */
+  private static final class PlacementGuard implements TreeGuard {
+    private final Placement mode;
+    private final List<Path> dirs;
+    private final List<Path> origins;
+
+    PlacementGuard(Placement mode, List<Path> dirs, List<Path> origins) {
+      this.mode = mode;
+      this.dirs = dirs;
+      this.origins = origins;
+    }
+
+    @Override
+    public Spawner.Spawned spawn(SpawnSpec spec) {
+      try {
+        String tid = Files.readSymbolicLink(Path.of("/proc/thread-self")).getFileName().toString();
+        Path memory = dirs.get(0);
+        Path limit = memory.resolve("memory.limit_in_bytes");
+        Path memsw = memory.resolve("memory.memsw.limit_in_bytes");
+        boolean swap = Files.exists(memsw);
+        int first = mode == Placement.MEMORY_AFTER_SPAWN ? 1 : 0;
+        if (mode == Placement.LIMIT_RAISED) {
+          if (swap) {
+            Files.writeString(memsw, "-1");
+          }
+          Files.writeString(limit, "-1");
+        }
+        for (int k = first; k < dirs.size(); k++) {
+          Files.writeString(dirs.get(k).resolve("tasks"), tid);
+        }
+        Spawner.Spawned s;
+        try {
+          s = Spawner.spawn(spec);
+        } finally {
+          for (int k = first; k < origins.size(); k++) {
+            Files.writeString(origins.get(k).resolve("tasks"), tid);
+          }
+          if (mode == Placement.LIMIT_RAISED) {
+            Files.writeString(limit, Long.toString(MEMORY));
+            if (swap) {
+              Files.writeString(memsw, Long.toString(MEMORY));
+            }
+          }
+        }
+        if (mode == Placement.MEMORY_AFTER_SPAWN) {
+          Files.writeString(memory.resolve("cgroup.procs"), Integer.toString(s.pid()));
+          Files.readString(dirs.get(3).resolve("cgroup.procs")); // what else to move: nothing here
+        }
+        return s;
+      } catch (IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+    }
   }
 
   private static String treeName(Object suffix) {

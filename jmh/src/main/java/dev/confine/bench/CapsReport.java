@@ -251,12 +251,15 @@ public final class CapsReport {
                 ResourceLimits.builder().cpuMillicores(1000).build(),
                 "v2 cgroup (cgroup.kill)"),
             new Mechanism(
-                "NONE", CapsMechanism.NONE, ResourceLimits.NONE, "process group (kill -pgid)"),
+                "NONE",
+                CapsMechanism.NONE,
+                ResourceLimits.NONE,
+                "no caps: the tree tracked as AUTO does (here a v1 freezer cgroup)"),
             new Mechanism(
                 "PROC_SAMPLER",
                 CapsMechanism.PROC_SAMPLER,
                 ResourceLimits.builder().memoryBytes(1L << 30).build(),
-                "process group (kill -pgid), sampler watching"));
+                "sampler: every member stopped, then killed, and the process group"));
     Map<String, LocalRunner> runners = new LinkedHashMap<>();
     Map<String, ExecOptions> options = new LinkedHashMap<>();
     Map<String, String> skipped = new LinkedHashMap<>();
