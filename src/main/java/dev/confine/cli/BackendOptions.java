@@ -97,7 +97,9 @@ final class BackendOptions {
         ConfinedRunner.builder(root)
             .writablePaths(writable.toArray(String[]::new))
             .rootless(rootless)
-            .readOnlyHost(readOnlyHost);
+            .readOnlyHost(readOnlyHost)
+            .caps(caps)
+            .cgroupParent(cgroupParent);
     return user == null ? b : b.runAs(user.uid(), user.gid());
   }
 

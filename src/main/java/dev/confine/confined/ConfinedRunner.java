@@ -21,6 +21,9 @@ import dev.confine.linux.Landlock;
 import dev.confine.linux.NativeAccess;
 import dev.confine.linux.SeccompFilter;
 import dev.confine.linux.ThreadNamespaces;
+import dev.confine.linux.TreeGuard;
+import dev.confine.local.CapsMechanism;
+import dev.confine.local.CapsPlan;
 import dev.confine.local.EngineSession;
 import dev.confine.local.ExecOutcomes;
 import dev.confine.local.HostCapability;
@@ -42,6 +45,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Supplier;
 
@@ -80,12 +84,17 @@ import java.util.function.Supplier;
  *       them too (EROFS).
  * </ul>
  *
+ * <p>Memory, CPU and process caps and tree kill work as for {@link LocalRunner} ({@link
+ * Builder#caps}): every tree is held beyond its process group, by its own cgroup where one can be
+ * made (the confinement thread enters the tree's cgroups for the spawn through files the caller
+ * opened, since its Landlock domain forbids opening them) or else by the /proc sampler, and a
+ * private TMPDIR is reused only when nothing of its last tree can still be alive.
+ *
  * <p>Landlock and seccomp need no_new_privs: <b>setuid and file-capability programs (sudo, su, ping
  * on some systems) lose their privileges inside</b>. ALLOW_LIST and PROXY need the network proxy
- * and are NOT_AVAILABLE; memory, CPU and process caps are NOT_AVAILABLE in this version (see {@link
- * #exec}). A host without Landlock or seccomp filters runs nothing (NOT_AVAILABLE, with the
- * reason). {@link #capabilities()} says which mechanism holds on this host and why the others do
- * not.
+ * and are NOT_AVAILABLE. A host without Landlock or seccomp filters runs nothing (NOT_AVAILABLE,
+ * with the reason). {@link #capabilities()} says which mechanism holds on this host and why the
+ * others do not.
  *
  * <p>It manages sessions ({@link ProcessManager}) under the same confinement as its execs; a
  * session's private TMPDIR lives until the session is closed.
@@ -106,6 +115,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
   private final boolean readOnlyHost;
   private final Credentials.User user; // null: this JVM's user
   private final ScratchDirectories scratch;
+  private final CapsPlan caps;
   private final long defaultMaxOutputBytes;
   private final HostEnvironment hostEnvironment;
   private final Enforcement enforcement;
@@ -121,8 +131,10 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
       boolean readOnlyHost,
       Credentials.User user,
       ScratchDirectories scratch,
+      CapsPlan caps,
       long defaultMaxOutputBytes,
       Supplier<Map<String, String>> hostEnvironment) {
+    this.caps = caps;
     this.root = root;
     this.writablePaths = writablePaths;
     this.rootless = rootless;
@@ -134,10 +146,11 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
     this.enforcement =
         !NativeAccess.isAvailable() || noConfinement().isPresent()
             ? Enforcement.NONE
-            : Enforcement.builder()
-                .envAllowList(true)
-                .filesystemBounds(true)
-                .netModes(NetMode.DENY_ALL)
+            : caps.enforcement(
+                    Enforcement.builder()
+                        .envAllowList(true)
+                        .filesystemBounds(true)
+                        .netModes(NetMode.DENY_ALL))
                 .build();
   }
 
@@ -187,8 +200,8 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
 
   /**
    * Environment allow-list, filesystem bounds and {@link NetMode#DENY_ALL} where Landlock and
-   * seccomp filters both work (nothing otherwise: nothing runs without them). No resource caps.
-   * Which mechanisms hold, and why the others do not: {@link #capabilities()}.
+   * seccomp filters both work (nothing otherwise: nothing runs without them). Caps as the host
+   * allows. Which mechanisms hold, and why the others do not: {@link #capabilities()}.
    */
   @Override
   public Enforcement enforcement() {
@@ -308,17 +321,41 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
                 true,
                 "set for every child (Landlock and seccomp need it): setuid and file-capability"
                     + " programs (sudo, su, some pings) run without their privileges"));
-    String caps =
-        "not with the confined runner yet (v1 cgroup placement has the spawning thread write cgroup"
-            + " files, which its Landlock domain forbids)";
-    for (String d : List.of("memory", "cpu", "pids")) {
-      rows.add(new HostCapability(d, false, caps));
+    if (none != null) {
+      for (String d : List.of("memory", "cpu", "cpu throttle", "pids", "tree kill")) {
+        rows.add(new HostCapability(d, false, none));
+      }
+    } else {
+      caps.addRows(
+          rows,
+          null,
+          childrenCanWriteCgroups()
+              ? "a writable path holds the cgroup filesystem, so a child can move itself out of its"
+                  + " cgroup"
+              : "the children cannot write the cgroup filesystem (their writes are bounded), so"
+                  + " they cannot leave their cgroup");
     }
-    rows.add(
-        new HostCapability(
-            "tree kill", false, "process group only (the confined runner uses no cgroups yet)"));
     rows.add(new HostCapability("disk", false, "no quota mechanism"));
     return rows;
+  }
+
+  /** Whether a writable path holds (part of) the cgroup filesystem. */
+  private boolean childrenCanWriteCgroups() {
+    Path cgroupFs = Path.of("/sys/fs/cgroup");
+    for (String w : union(root, writablePaths)) {
+      Path p = Path.of(w);
+      if (p.startsWith(cgroupFs) || cgroupFs.startsWith(p)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static List<String> union(Path root, List<String> writable) {
+    List<String> all = new ArrayList<>();
+    all.add(root.toString());
+    all.addAll(writable);
+    return all;
   }
 
   private static final List<String> DIMENSIONS =
@@ -338,6 +375,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
           "no_new_privs",
           "memory",
           "cpu",
+          "cpu throttle",
           "pids",
           "tree kill",
           "disk");
@@ -456,9 +494,8 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
    * @throws SandboxException NOT_AVAILABLE when Landlock or seccomp filters are unavailable, when
    *     the children are to run as another user and this JVM is not root, when the host is to be
    *     read-only and this JVM cannot make a private mount namespace (not root), for ALLOW_LIST and
-   *     PROXY (they need the network proxy, not built yet), and for memory, CPU and process caps:
-   *     v1 cgroup placement has the spawning thread write cgroup files, which its Landlock domain
-   *     forbids, and the caps are not wired to confinement threads yet
+   *     PROXY (they need the network proxy, not built yet), and for caps this host cannot enforce
+   *     (see {@link #capabilities()})
    */
   @Override
   public ExecResult exec(String command, List<String> args, ExecOptions options) {
@@ -471,21 +508,27 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
             : Long.MAX_VALUE;
     Confinement confinement = confinement(checkPolicy(opts));
     WorkDir workDir = ExecOutcomes.workDir(root, cmd, opts);
-    Path tmp = scratch.take(cmd);
+    TreeGuard guard = ConfinementThreads.guard(confinement, caps.guardFor(cmd, opts));
+    Path tmp;
     try {
-      try {
-        return ExecOutcomes.run(
-            request,
-            workDir,
-            environment(opts, tmp),
-            ExecOutcomes.outputCap(opts, defaultMaxOutputBytes),
-            ConfinementThreads.guard(confinement),
-            deadline);
-      } catch (ConfinementException e) {
-        throw notApplied(cmd, e);
-      }
+      tmp = scratch.take(cmd);
+    } catch (RuntimeException e) {
+      guard.close();
+      throw e;
+    }
+    try {
+      return ExecOutcomes.run(
+          request,
+          workDir,
+          environment(opts, tmp),
+          ExecOutcomes.outputCap(opts, defaultMaxOutputBytes),
+          guard,
+          deadline);
+    } catch (ConfinementException e) {
+      throw notApplied(cmd, e);
     } finally {
-      scratch.giveBack(tmp);
+      // Reused only if nothing the exec started can still write into it.
+      scratch.giveBack(tmp, guard.holdsEveryProcess());
     }
   }
 
@@ -514,20 +557,27 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
     String cmd = request.command();
     Confinement confinement = confinement(checkPolicy(opts));
     WorkDir workDir = ExecOutcomes.workDir(root, cmd, opts);
-    Path tmp = scratch.take(cmd);
+    TreeGuard guard = ConfinementThreads.guard(confinement, caps.guardFor(cmd, opts));
+    Path tmp;
+    try {
+      tmp = scratch.take(cmd);
+    } catch (RuntimeException e) {
+      guard.close();
+      throw e;
+    }
     try {
       return EngineSession.start(
           spec,
           workDir,
           environment(opts, tmp),
-          s -> ConfinementThreads.spawn(confinement, s),
+          guard,
           ExecOutcomes.outputCap(opts, defaultMaxOutputBytes),
-          () -> scratch.giveBack(tmp));
+          () -> scratch.giveBack(tmp, guard.holdsEveryProcess()));
     } catch (ConfinementException e) {
-      scratch.giveBack(tmp);
+      scratch.giveBack(tmp, false);
       throw notApplied(cmd, e);
     } catch (RuntimeException e) {
-      scratch.giveBack(tmp);
+      scratch.giveBack(tmp, false);
       throw e;
     }
   }
@@ -567,13 +617,6 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
           case ALLOW_LIST, PROXY ->
               throw unavailable("net policy " + mode + " needs the network proxy (not built yet)");
         };
-    ResourceLimits r = opts.resources();
-    if (r.memoryBytes() > 0 || r.cpuMillicores() > 0 || r.maxProcesses() > 0) {
-      throw unavailable(
-          "resource caps are not available with the confined runner yet (v1 cgroup placement"
-              + " has the spawning thread write cgroup files, which its Landlock domain forbids;"
-              + " the placement thread is to move the confinement thread instead)");
-    }
     ExecPolicy.validate(opts, enforcement);
     return network;
   }
@@ -627,6 +670,8 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
     private boolean rootless;
     private boolean readOnlyHost;
     private Credentials.User user;
+    private CapsMechanism caps = CapsMechanism.AUTO;
+    private String cgroupParent;
     private long maxOutputBytes = LocalRunner.DEFAULT_MAX_OUTPUT_BYTES;
     private Supplier<Map<String, String>> hostEnvironment = HostEnvironment::ofThisProcess;
 
@@ -691,6 +736,25 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
             "sandbox: runAs needs a user and group id of 0 or more, not " + uid + ":" + gid);
       }
       this.user = new Credentials.User(uid, gid);
+      return this;
+    }
+
+    /**
+     * How memory, CPU and process caps are enforced, and how every tree is held, as for {@link
+     * LocalRunner.Builder#caps} (default {@link CapsMechanism#AUTO}): the confinement threads are
+     * placed in a tree's cgroups for its spawn, through files opened beforehand by the caller.
+     */
+    public Builder caps(CapsMechanism caps) {
+      this.caps = Objects.requireNonNull(caps, "caps");
+      return this;
+    }
+
+    /**
+     * A delegated cgroup v2 directory for the trees' cgroups, as {@link
+     * LocalRunner.Builder#cgroupParent}.
+     */
+    public Builder cgroupParent(String cgroupParent) {
+      this.cgroupParent = cgroupParent;
       return this;
     }
 
@@ -811,6 +875,9 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
           readOnlyHost,
           user,
           scratch,
+          NativeAccess.isAvailable()
+              ? CapsPlan.of(caps, cgroupParent)
+              : CapsPlan.unavailable("the engine cannot run here"),
           maxOutputBytes,
           hostEnvironment);
     }

@@ -104,13 +104,23 @@ final class ScratchDirectories {
   }
 
   /**
-   * Empties {@code tmp} once its exec is over (nothing the exec started is running any more) and
-   * keeps it for a later exec; a directory that cannot be emptied is not reused. The common case,
-   * an exec that left nothing, costs one open and one getdents64.
+   * Hands back {@code tmp} once its exec is over. With {@code reusable} (nothing the exec started
+   * can be running: its tree was held from its start and is gone) it is emptied and kept for a
+   * later exec; otherwise (a process that left the tree unseen could still write into it, as the
+   * process group or the sampler cannot rule out) it is emptied and removed, and the next exec gets
+   * a new one. A directory that cannot be emptied is not reused. The common case, an exec that left
+   * nothing, costs one open and one getdents64.
    */
-  void giveBack(Path tmp) {
-    if (Directories.isEmpty(tmp) || emptyWithoutFollowing(parent, tmp.getFileName())) {
+  void giveBack(Path tmp, boolean reusable) {
+    boolean empty = Directories.isEmpty(tmp) || emptyWithoutFollowing(parent, tmp.getFileName());
+    if (empty && reusable) {
       idle.addFirst(tmp);
+    } else if (empty) {
+      try {
+        Files.deleteIfExists(tmp); // a link in its place was removed by the emptying
+      } catch (IOException e) {
+        // written to again since: left for the JVM's exit
+      }
     }
   }
 

@@ -52,6 +52,11 @@ public final class CgroupGuard implements TreeGuard {
   }
 
   @Override
+  public SpawnPlacement placement() {
+    return cgroups.placement(cgroup);
+  }
+
+  @Override
   public void started(int pid) {
     spawned = true;
     if (cpuBudgetNanos > 0 || memoryCapped) {

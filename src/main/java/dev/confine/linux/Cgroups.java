@@ -489,98 +489,129 @@ public final class Cgroups {
   }
 
   /**
-   * Spawns {@code spec} into {@code cg} the way this host allows (see {@link #placement()}). On v1
-   * the spawning thread visits every hierarchy but memory for the spawn; the child is moved into
-   * its memory cgroup right after (see {@link V1TreeCgroup}).
+   * Spawns {@code spec} into {@code cg} on the calling thread (a virtual thread hands it to a
+   * placement thread) the way this host allows (see {@link #placement()} and {@link
+   * #placement(TreeCgroup)}).
    *
    * @throws EngineException when the child could not be placed (it is killed and reaped)
    */
   public Spawner.Spawned spawn(TreeCgroup cg, SpawnSpec spec) {
+    SpawnPlacement p = placement(cg);
+    Spawner.Spawned s;
+    try {
+      Supplier<Spawner.Spawned> placed = () -> SpawnPlacement.spawnHere(p, spec, null);
+      // A platform thread can visit the child's cgroups itself for the few hundred microseconds
+      // of the spawn; a virtual thread could change carriers between the moves, so it hands the
+      // spawn to a placement thread.
+      s =
+          p.movesThread() && Thread.currentThread().isVirtual()
+              ? PlacementThread.call(placed)
+              : placed.get();
+    } finally {
+      p.release();
+    }
+    p.adopt(s);
+    return s;
+  }
+
+  /**
+   * How a child gets into {@code cg}, for one spawn on whatever thread: on v1 the spawning thread
+   * visits every hierarchy but memory for the spawn (through files the cgroup opened when it was
+   * made or taken for this tree), and the caller moves the child into its memory cgroup right after
+   * (see {@link V1TreeCgroup#adoptIntoMemory}); on v2 the spawn clones into it (glibc 2.39 and
+   * newer) or the caller moves the child and its session right after.
+   *
+   * @throws EngineException when the v2 directory cannot be opened
+   */
+  public SpawnPlacement placement(TreeCgroup cg) {
     return switch (cg) {
-      case V1TreeCgroup v1 -> {
-        Supplier<Spawner.Spawned> placed =
-            () -> {
-              int tid = Syscalls.gettid();
+      case V1TreeCgroup v1 ->
+          new SpawnPlacement() {
+            @Override
+            public void enter(int tid) throws IOException {
+              v1.enterThread(tid);
+            }
+
+            @Override
+            public void leave(int tid) throws IOException {
+              v1.leaveThread(tid);
+            }
+
+            @Override
+            public boolean movesThread() {
+              return true;
+            }
+
+            @Override
+            public void release() {
+              v1.closePlacementFiles(); // a live tree holds no descriptor of its cgroup
+            }
+
+            @Override
+            public void adopt(Spawner.Spawned child) {
+              if (!v1.hasMemory()) {
+                return;
+              }
               try {
-                v1.enterThread(tid);
+                v1.adoptIntoMemory(child.pid());
+              } catch (IOException | RuntimeException e) {
+                abandon(child, v1);
+                throw new EngineException("cannot move the child into its memory cgroup", e);
+              }
+            }
+
+            @Override
+            public boolean adoptsAtOnce() {
+              return v1.hasMemory();
+            }
+          };
+      case V2TreeCgroup v2 when placement == Placement.CLONE_INTO_CGROUP -> {
+        int fd = v2.openForClone();
+        yield new SpawnPlacement() {
+          private boolean released;
+
+          @Override
+          public int cloneIntoCgroup() {
+            return fd;
+          }
+
+          @Override
+          public synchronized void release() {
+            if (!released) {
+              released = true;
+              Syscalls.close(fd);
+            }
+          }
+        };
+      }
+      case V2TreeCgroup v2 ->
+          new SpawnPlacement() {
+            @Override
+            public void adopt(Spawner.Spawned child) {
+              try {
+                v2.migrate(child.pid());
               } catch (IOException e) {
-                leaveQuietly(v1, tid);
-                throw new EngineException("cannot place the child in " + v1.path(), e);
+                abandon(child, v2);
+                throw new EngineException("cannot move the child into " + v2.path(), e);
               }
-              try {
-                return Spawner.spawn(spec);
-              } finally {
-                leaveQuietly(v1, tid);
-              }
-            };
-        // A platform thread can visit the child's cgroups itself for the few hundred
-        // microseconds of the spawn; a virtual thread could change carriers between the moves,
-        // so it hands the spawn to the placement thread.
-        Spawner.Spawned s;
-        try {
-          s = Thread.currentThread().isVirtual() ? PlacementThread.call(placed) : placed.get();
-        } finally {
-          v1.closePlacementFiles(); // a live tree holds no descriptor of its cgroup
-        }
-        if (v1.hasMemory()) {
-          try {
-            v1.adoptIntoMemory(s.pid());
-          } catch (IOException | RuntimeException e) {
-            abandon(s, v1);
-            throw new EngineException("cannot move the child into its memory cgroup", e);
-          }
-        }
-        yield s;
-      }
-      case V2TreeCgroup v2 -> {
-        if (placement == Placement.CLONE_INTO_CGROUP) {
-          int fd = v2.openForClone();
-          try {
-            yield Spawner.spawn(spec, fd);
-          } finally {
-            Syscalls.close(fd);
-          }
-        }
-        Spawner.Spawned s = Spawner.spawn(spec);
-        try {
-          v2.migrate(s.pid());
-        } catch (IOException e) {
-          abandon(s, v2);
-          throw new EngineException("cannot move the child into " + v2.path(), e);
-        }
-        yield s;
-      }
+            }
+
+            @Override
+            public boolean adoptsAtOnce() {
+              return true;
+            }
+          };
     };
   }
 
   /** Kills a child that could not be placed, and what it started, reaps it and closes its fds. */
   private static void abandon(Spawner.Spawned s, TreeCgroup cg) {
-    Syscalls.kill(-s.pid(), dev.confine.linux.libc.LibC.SIGKILL());
     try {
       cg.kill();
     } catch (IOException e) {
-      // the group kill above, and the guard's close, which kills until the cgroup is empty
+      // the group kill below, and the guard's close, which kills until the cgroup is empty
     }
-    try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
-      Syscalls.waitid(
-          dev.confine.linux.libc.LibC.P_PIDFD(),
-          s.pidfd(),
-          arena.allocate(Reaping.SIGINFO.byteSize()),
-          dev.confine.linux.libc.LibC.WEXITED());
-    }
-    for (int fd : new int[] {s.pidfd(), s.stdinFd(), s.stdoutFd(), s.stderrFd()}) {
-      if (fd >= 0) {
-        Syscalls.close(fd);
-      }
-    }
-  }
-
-  private static void leaveQuietly(V1TreeCgroup v1, int tid) {
-    try {
-      v1.leaveThread(tid);
-    } catch (IOException e) {
-      throw new IllegalStateException("the placement thread could not leave a child's cgroup", e);
-    }
+    Spawner.abandon(s, true);
   }
 
   /** The layout found. */

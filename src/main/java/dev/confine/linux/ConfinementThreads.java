@@ -143,6 +143,14 @@ public final class ConfinementThreads {
    * @throws ErrnoException when the spawn itself fails
    */
   public static Spawner.Spawned spawn(Confinement confinement, SpawnSpec spec) {
+    return spawn(confinement, spec, SpawnPlacement.NONE);
+  }
+
+  /**
+   * As {@link #spawn(Confinement, SpawnSpec)}, the confinement thread placing the child with {@code
+   * placement}'s steps around the spawn; releasing and adopting are the caller's.
+   */
+  static Spawner.Spawned spawn(Confinement confinement, SpawnSpec spec, SpawnPlacement placement) {
     if (spec.terminal() != null && !spec.terminal().equals(confinement.terminal())) {
       // The session's own pty is the one terminal its children may open: a thread of its own,
       // confined with that pty in its bounds, spawns it and ends.
@@ -152,41 +160,160 @@ public final class ConfinementThreads {
           throw new ErrnoException("chown " + spec.terminal(), -r);
         }
       }
-      return submit(confinement.withTerminal(spec.terminal()), spec, null).await();
+      return submit(confinement.withTerminal(spec.terminal()), spec, null, placement).await();
     }
-    return submit(confinement, spec, null).await();
+    return submit(confinement, spec, null, placement).await();
   }
 
   /**
-   * A guard that spawns under {@code confinement}. An {@link Execution} of a platform thread hands
-   * its spawn over without waiting for it ({@link TreeGuard.HandedOff}); everything else spawns as
-   * {@link #spawn} does.
+   * A guard that spawns under {@code confinement} and holds the tree with {@code tree} (a cgroup,
+   * the sampler, or {@link TreeGuard#NONE}): the confinement thread takes the tree's placement
+   * steps around the spawn ({@link TreeGuard#placement}), the caller the rest. An {@link Execution}
+   * of a platform thread hands its spawn over without waiting for it ({@link TreeGuard.HandedOff})
+   * unless the child must be moved under a cap right after its spawn; everything else spawns as
+   * {@link #spawn} does. The guard owns {@code tree}.
+   *
+   * @throws EngineException when the tree's placement cannot be prepared ({@code tree} is closed)
    */
-  public static TreeGuard guard(Confinement confinement) {
+  public static TreeGuard guard(Confinement confinement, TreeGuard tree) {
     Objects.requireNonNull(confinement, "confinement");
-    return new TreeGuard.HandedOff() {
-      @Override
-      public Spawner.Spawned spawn(SpawnSpec spec) {
-        return ConfinementThreads.spawn(confinement, spec);
-      }
+    SpawnPlacement placement;
+    try {
+      placement = tree.placement();
+    } catch (RuntimeException e) {
+      tree.close();
+      throw e;
+    }
+    return placement.adoptsAtOnce()
+        ? new Placed(confinement, tree, placement)
+        : new HandedOffPlaced(confinement, tree, placement);
+  }
 
-      @Override
-      public PendingSpawn submit(SpawnSpec spec, Spawner.Pipes pipes) {
-        return ConfinementThreads.submit(confinement, spec, Objects.requireNonNull(pipes));
+  /** A tree guard whose spawns run on a confinement thread. */
+  private static class Placed implements TreeGuard {
+    final Confinement confinement;
+    final TreeGuard tree;
+    final SpawnPlacement placement;
+
+    Placed(Confinement confinement, TreeGuard tree, SpawnPlacement placement) {
+      this.confinement = confinement;
+      this.tree = tree;
+      this.placement = placement;
+    }
+
+    @Override
+    public Spawner.Spawned spawn(SpawnSpec spec) {
+      Spawner.Spawned s;
+      try {
+        s = ConfinementThreads.spawn(confinement, spec, placement);
+      } finally {
+        placement.release();
       }
-    };
+      placement.adopt(s);
+      return s;
+    }
+
+    @Override
+    public SpawnPlacement placement() {
+      return placement;
+    }
+
+    @Override
+    public void started(int pid) {
+      tree.started(pid);
+    }
+
+    @Override
+    public void killTree() {
+      tree.killTree();
+    }
+
+    @Override
+    public boolean hasProcesses() {
+      return tree.hasProcesses();
+    }
+
+    @Override
+    public String exceeded() {
+      return tree.exceeded();
+    }
+
+    @Override
+    public Throwable unenforceable() {
+      return tree.unenforceable();
+    }
+
+    @Override
+    public boolean holdsEveryProcess() {
+      return tree.holdsEveryProcess();
+    }
+
+    @Override
+    public TreeUsage usage() {
+      return tree.usage();
+    }
+
+    @Override
+    public void close() {
+      placement.release(); // a spawn that never happened
+      tree.close();
+    }
+  }
+
+  /**
+   * A tree guard whose placement needs nothing of the caller once the child exists, so that the
+   * caller can pick the child up when it next wakes.
+   */
+  private static final class HandedOffPlaced extends Placed implements TreeGuard.HandedOff {
+    HandedOffPlaced(Confinement confinement, TreeGuard tree, SpawnPlacement placement) {
+      super(confinement, tree, placement);
+    }
+
+    @Override
+    public PendingSpawn submit(SpawnSpec spec, Spawner.Pipes pipes) {
+      PendingSpawn pending =
+          ConfinementThreads.submit(confinement, spec, Objects.requireNonNull(pipes), placement);
+      return new PendingSpawn() {
+        @Override
+        public Spawner.Spawned poll() {
+          return picked(pending::poll);
+        }
+
+        @Override
+        public Spawner.Spawned await() {
+          return picked(pending::await);
+        }
+
+        private Spawner.Spawned picked(java.util.function.Supplier<Spawner.Spawned> outcome) {
+          Spawner.Spawned s;
+          try {
+            s = outcome.get();
+          } catch (RuntimeException | Error e) {
+            placement.release();
+            throw e;
+          }
+          if (s != null) {
+            placement.release();
+            placement.adopt(s); // nothing to move: it cannot fail
+          }
+          return s;
+        }
+      };
+    }
   }
 
   /**
    * Queues {@code spec} for the confinement thread of {@code confinement} and returns at once. With
    * {@code pipes} the child gets them as its stdio and their child ends are closed once the spawn
    * is over, succeeded or not (so a caller sleeping on the parent ends wakes on a failure); the
-   * parent ends stay the caller's. The thread finishing the spawn wakes nobody unless a caller
-   * already waits in {@link PendingSpawn#await}.
+   * parent ends stay the caller's. The thread takes {@code placement}'s steps around the spawn. The
+   * thread finishing the spawn wakes nobody unless a caller already waits in {@link
+   * PendingSpawn#await}.
    */
-  static PendingSpawn submit(Confinement confinement, SpawnSpec spec, Spawner.Pipes pipes) {
+  static PendingSpawn submit(
+      Confinement confinement, SpawnSpec spec, Spawner.Pipes pipes, SpawnPlacement placement) {
     startEngineThreads();
-    Request r = new Request(spec, pipes);
+    Request r = new Request(spec, pipes, placement);
     while (true) {
       Worker w = worker(confinement);
       r.worker = w;
@@ -239,6 +366,7 @@ public final class ConfinementThreads {
   private static final class Request implements PendingSpawn {
     private final SpawnSpec spec;
     private final Spawner.Pipes pipes; // null: Spawner makes them
+    private final SpawnPlacement placement;
     private volatile Worker worker;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition done = lock.newCondition();
@@ -246,21 +374,30 @@ public final class ConfinementThreads {
     private Spawner.Spawned result;
     private Throwable failure;
 
-    Request(SpawnSpec spec, Spawner.Pipes pipes) {
+    Request(SpawnSpec spec, Spawner.Pipes pipes, SpawnPlacement placement) {
       this.spec = spec;
       this.pipes = pipes;
+      this.placement = placement;
     }
 
-    /** On the confinement thread. */
-    void run() {
+    /**
+     * On the confinement thread; false when the thread is left in a child's cgroup and must spawn
+     * nothing more.
+     */
+    boolean run() {
       Spawner.Spawned s = null;
       Throwable f = null;
+      boolean usable = true;
       try {
-        s = pipes == null ? Spawner.spawn(spec) : Spawner.spawn(spec, pipes, -1);
+        s = SpawnPlacement.spawnHere(placement, spec, pipes);
+      } catch (IllegalStateException stuck) {
+        f = stuck;
+        usable = false;
       } catch (Throwable t) {
         f = t;
       }
       finish(s, f);
+      return usable;
     }
 
     /** Fails a request that never ran: its child's pipe ends are closed as a spawn would. */
@@ -423,7 +560,28 @@ public final class ConfinementThreads {
       }
       Request r;
       while ((r = next()) != null) {
-        r.run();
+        if (!r.run()) {
+          // Left in a tree's cgroup: every later spawn would land there. A new thread takes over
+          // from the next request on; the ones queued here fail.
+          synchronized (POOL) {
+            LIVE.remove(confinement, this);
+          }
+          ConfinementException stuck =
+              new ConfinementException(
+                  "thread", "left in a child's cgroup (moving back failed)", 0);
+          lock.lock();
+          try {
+            retired = true;
+            ended = true;
+            for (Request q : queue) {
+              q.fail(stuck);
+            }
+            queue.clear();
+          } finally {
+            lock.unlock();
+          }
+          return;
+        }
       }
     }
 

@@ -50,6 +50,11 @@ public final class SamplerGuard implements TreeGuard {
   }
 
   @Override
+  public SpawnPlacement placement() {
+    return tracker != null ? tracker.placement() : SpawnPlacement.NONE;
+  }
+
+  @Override
   public synchronized void started(int pid) {
     if (tracker != null) {
       tracker.started(pid);

@@ -294,6 +294,23 @@ public final class Spawner {
     return array;
   }
 
+  /**
+   * Kills a child that must not run after all, and its process group, reaps it and closes its pidfd
+   * and, with {@code closeStdio}, the parent's pipe ends (not when they belong to a caller that
+   * made them, see {@link #spawn(SpawnSpec, Pipes, int)}).
+   */
+  static void abandon(Spawned s, boolean closeStdio) {
+    Syscalls.kill(-s.pid(), LibC.SIGKILL());
+    try (Arena arena = Arena.ofConfined()) {
+      Syscalls.waitid(
+          LibC.P_PIDFD(), s.pidfd(), arena.allocate(Reaping.SIGINFO.byteSize()), LibC.WEXITED());
+    }
+    closeQuietly(s.pidfd());
+    if (closeStdio) {
+      closeQuietly(s.stdinFd(), s.stdoutFd(), s.stderrFd());
+    }
+  }
+
   static void closeQuietly(int... fds) {
     for (int fd : fds) {
       if (fd >= 0) {

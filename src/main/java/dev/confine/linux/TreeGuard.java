@@ -8,6 +8,16 @@ public interface TreeGuard extends AutoCloseable {
   /** Spawns {@code spec} so that the guard holds the child from its first instruction on. */
   Spawner.Spawned spawn(SpawnSpec spec);
 
+  /**
+   * How a child spawned on another thread (a confinement thread) gets into what this guard holds it
+   * with; {@link #spawn} uses the same on the calling thread. Called once, before the spawn.
+   *
+   * @throws EngineException when the placement cannot be prepared
+   */
+  default SpawnPlacement placement() {
+    return SpawnPlacement.NONE;
+  }
+
   /** The child has started; begin watching. */
   default void started(int pid) {}
 

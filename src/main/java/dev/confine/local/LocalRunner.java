@@ -12,13 +12,7 @@ import dev.confine.RootedPaths;
 import dev.confine.Runner;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
-import dev.confine.linux.CgroupGuard;
-import dev.confine.linux.Cgroups;
-import dev.confine.linux.EngineException;
 import dev.confine.linux.NativeAccess;
-import dev.confine.linux.SamplerGuard;
-import dev.confine.linux.TreeGuard;
-import dev.confine.linux.TreeLimits;
 import dev.confine.session.ProcessInfo;
 import dev.confine.session.ProcessManager;
 import dev.confine.session.ProcessRegistry;
@@ -58,48 +52,23 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
   private final Path root;
   private final long defaultMaxOutputBytes;
   private final HostEnvironment hostEnvironment;
-  private final Cgroups cgroups; // null: no cgroup caps on this host or by choice
-  private final String noCgroupsReason;
-  private final boolean sampler; // caps through the /proc sampler (when there are no cgroups)
-  private final Tracking tracking;
+  private final CapsPlan caps;
   private final Enforcement enforcement;
   private final ProcessRegistry sessions = new ProcessRegistry(this::startSession);
-
-  /**
-   * How every tree is held beyond its process group: a cgroup without caps ({@code cgroups}), the
-   * sampler's tracking ({@code sampler}), or nothing ({@code why}).
-   */
-  private record Tracking(Cgroups cgroups, boolean sampler, String why) {
-    static Tracking of(Cgroups cgroups, boolean samplerWorks, String why) {
-      return new Tracking(cgroups, cgroups == null && samplerWorks, why);
-    }
-  }
 
   private LocalRunner(
       Path root,
       long defaultMaxOutputBytes,
       Supplier<Map<String, String>> hostEnvironment,
-      Cgroups cgroups,
-      String noCgroupsReason,
-      boolean sampler,
-      Tracking tracking) {
+      CapsPlan caps) {
     this.root = root;
-    this.sampler = sampler;
     this.defaultMaxOutputBytes = defaultMaxOutputBytes;
     this.hostEnvironment = new HostEnvironment(hostEnvironment);
-    this.cgroups = cgroups;
-    this.noCgroupsReason = noCgroupsReason;
-    this.tracking = tracking;
+    this.caps = caps;
     this.enforcement =
         !NativeAccess.isAvailable()
             ? Enforcement.NONE
-            : Enforcement.builder()
-                .envAllowList(true)
-                .memoryCap(sampler || (cgroups != null && cgroups.memory().available()))
-                .cpuCap(sampler || (cgroups != null && cgroups.cpuAccounting().available()))
-                .pidsCap(cgroups != null && cgroups.pids().available())
-                .cpuThrottle(!sampler && cgroups != null && cgroups.cpuThrottle().available())
-                .build();
+            : caps.enforcement(Enforcement.builder().envAllowList(true)).build();
   }
 
   /** A runner rooted at {@code rootDir} with the default 10 MiB capture cap. */
@@ -145,53 +114,11 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
               false,
               "the local runner has no network isolation; use a confining backend"));
     }
-    if (sampler) {
-      String how =
-          "/proc sampler every 50 ms (10 ms in the first 100 ms), kill on overflow, fail-closed"
-              + " after 3 failed samples; approximate: a fast allocator can overshoot between"
-              + " samples, and the caps count the processes the sampler sees (by ancestry and the"
-              + " sessions the tree made: not one that left every known session and was orphaned"
-              + " before a sample saw it) (no usable cgroups: "
-              + noCgroupsReason
-              + ")";
-      rows.add(
-          new HostCapability(
-              "memory",
-              true,
-              "aggregate RSS from "
-                  + how
-                  + "; counted: each member's resident anonymous, file-backed and mapped shared"
-                  + " memory (/proc stat rss = RssAnon + RssFile + RssShmem; a page shared by"
-                  + " members counts once per member); not counted: shared memory and tmpfs files"
-                  + " (/dev/shm, memfd, SysV segments) that no member maps, which /proc attributes"
-                  + " to no process"));
-      rows.add(
-          new HostCapability(
-              "cpu",
-              true,
-              "budget (the tree is killed once it is spent) from user+system time, " + how));
-      rows.add(new HostCapability("cpu throttle", false, "needs a cgroup cpu controller"));
-      rows.add(new HostCapability("pids", false, "needs cgroups: " + noCgroupsReason));
-    } else if (cgroups == null) {
-      String why = engine != null ? engine : noCgroupsReason;
-      for (String d : List.of("memory", "cpu", "cpu throttle", "pids")) {
-        rows.add(new HostCapability(d, false, why));
-      }
-    } else {
-      rows.add(row("memory", cgroups.memory()));
-      Cgroups.Capability cpu = cgroups.cpuAccounting();
-      rows.add(
-          new HostCapability(
-              "cpu",
-              cpu.available(),
-              cpu.available()
-                  ? "budget (the tree is killed once it is spent, never throttled) from "
-                      + cpu.detail()
-                  : cpu.detail()));
-      rows.add(row("cpu throttle", cgroups.cpuThrottle()));
-      rows.add(row("pids", cgroups.pids()));
-    }
-    rows.add(treeKillRow(engine));
+    caps.addRows(
+        rows,
+        engine,
+        "a child that may write the cgroup filesystem (root, as this runner does not bound"
+            + " writes) can move itself out of its cgroup");
     rows.add(new HostCapability("disk", false, "no quota mechanism"));
     rows.add(
         new HostCapability(
@@ -199,50 +126,6 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
             false,
             "the local runner does not confine writes; use a confining backend"));
     return rows;
-  }
-
-  /** What the sampler's tracking cannot see, said wherever it tracks a tree. */
-  static final String SAMPLER_TRACKING =
-      "/proc sampler: members by ancestry (children files) and by the sessions the tree made"
-          + " (a /proc scan), a last look when the leader exits, every member stopped, then"
-          + " killed; approximate: it cannot see a process that left every known session and was"
-          + " orphaned before any sample saw it (a daemon's double fork within the first"
-          + " milliseconds, or between two samples)";
-
-  private HostCapability treeKillRow(String engine) {
-    if (engine != null) {
-      return new HostCapability("tree kill", false, engine);
-    }
-    if (tracking.cgroups() != null) {
-      return new HostCapability(
-          "tree kill",
-          true,
-          "every exec and session, capped or not: "
-              + tracking.cgroups().treeKill().detail()
-              + "; a child that may write the cgroup filesystem (root, as this runner does not"
-              + " bound writes) can move itself out of its cgroup");
-    }
-    if (tracking.sampler()) {
-      return new HostCapability(
-          "tree kill",
-          true,
-          "every exec and session, capped or not: "
-              + SAMPLER_TRACKING
-              + " (no usable cgroups: "
-              + tracking.why()
-              + ")");
-    }
-    return new HostCapability(
-        "tree kill",
-        false,
-        "process group only: no cgroup can be made ("
-            + tracking.why()
-            + ") and /proc sampling"
-            + " does not work here");
-  }
-
-  private static HostCapability row(String dimension, Cgroups.Capability c) {
-    return new HostCapability(dimension, c.available(), c.detail());
   }
 
   @Override
@@ -263,7 +146,7 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
         workDir,
         env,
         ExecOutcomes.outputCap(opts, defaultMaxOutputBytes),
-        guardFor(cmd, opts),
+        caps.guardFor(cmd, opts),
         deadline);
   }
 
@@ -295,7 +178,7 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
         spec,
         workDir,
         opts.env().apply(hostEnvironment.entries()),
-        guardFor(request.command(), opts),
+        caps.guardFor(request.command(), opts),
         ExecOutcomes.outputCap(opts, defaultMaxOutputBytes),
         () -> {});
   }
@@ -314,55 +197,6 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
               + " not supported by local runner; requires a kernel-level isolation backend");
     }
     ExecPolicy.validate(opts, enforcement());
-  }
-
-  private TreeGuard guardFor(String cmd, ExecOptions opts) {
-    ResourceLimits r = opts.resources();
-    boolean capped =
-        r.memoryBytes() > 0
-            || r.maxProcesses() > 0
-            || r.cpuMillicores() > 0
-            || r.cpuThrottleMillicores() > 0;
-    long budget = 0;
-    if (r.cpuMillicores() > 0) {
-      // The seed's budget: timeout x millicores / 1000, saturating.
-      double nanos = (double) opts.timeout().toNanos() * r.cpuMillicores() / 1000.0;
-      budget = nanos >= Long.MAX_VALUE ? Long.MAX_VALUE : (long) nanos;
-    }
-    try {
-      if (!capped) {
-        return tracker();
-      }
-      if (sampler) {
-        return new SamplerGuard(
-            r.memoryBytes(),
-            budget,
-            tracking.cgroups() == null
-                ? null
-                : new CgroupGuard(tracking.cgroups(), TreeLimits.NONE));
-      }
-      return new CgroupGuard(
-          cgroups,
-          new TreeLimits(r.memoryBytes(), r.maxProcesses(), r.cpuThrottleMillicores(), budget));
-    } catch (EngineException e) {
-      throw new SandboxException(
-          Kind.NOT_AVAILABLE,
-          "sandbox: exec "
-              + cmd
-              + ": "
-              + (capped ? "resource caps" : "tracking the process tree")
-              + ": "
-              + e.getMessage(),
-          e);
-    }
-  }
-
-  /** The guard of an exec without caps: its tree held as well as this host allows. */
-  private TreeGuard tracker() {
-    if (tracking.cgroups() != null) {
-      return new CgroupGuard(tracking.cgroups(), TreeLimits.NONE);
-    }
-    return tracking.sampler() ? new SamplerGuard(0, 0) : TreeGuard.NONE;
   }
 
   @Override
@@ -424,61 +258,12 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
       if (rootDir == null || rootDir.isEmpty()) {
         throw new SandboxException(Kind.VALIDATION, "sandbox: local runner root must be set");
       }
-      Cgroups cgroups = null;
-      String why = "caps disabled for this runner";
-      boolean sampler = false;
-      Tracking tracking = new Tracking(null, false, "the engine cannot run here");
-      if (NativeAccess.isAvailable()) {
-        boolean samplerWorks = SamplerGuard.available();
-        switch (caps) {
-          case PROC_SAMPLER -> {
-            sampler = samplerWorks;
-            why = sampler ? "the /proc sampler was chosen" : "/proc sampling does not work here";
-            tracking = Tracking.of(null, samplerWorks, why);
-          }
-          case NONE -> {
-            // No caps; the tree is tracked all the same, as AUTO would.
-            Cgroups.Result r = Cgroups.probe(Cgroups.Version.AUTO, path(cgroupParent));
-            tracking = Tracking.of(r.cgroups(), samplerWorks, r.whyNot());
-          }
-          default -> {
-            Cgroups.Result r =
-                Cgroups.probe(
-                    switch (caps) {
-                      case CGROUP_V1 -> Cgroups.Version.V1;
-                      case CGROUP_V2 -> Cgroups.Version.V2;
-                      default -> Cgroups.Version.AUTO;
-                    },
-                    path(cgroupParent));
-            cgroups = r.cgroups();
-            why = r.whyNot();
-            tracking = Tracking.of(cgroups, samplerWorks, why);
-            if (caps == CapsMechanism.AUTO
-                && (cgroups == null || !cgroups.memory().available())
-                && samplerWorks) {
-              // The sampler caps memory; a cgroup that cannot still holds the tree.
-              why =
-                  cgroups == null
-                      ? why
-                      : "cgroups cannot cap memory here: " + cgroups.memory().detail();
-              cgroups = null;
-              sampler = true;
-            }
-          }
-        }
-      }
+      CapsPlan plan =
+          NativeAccess.isAvailable()
+              ? CapsPlan.of(caps, cgroupParent)
+              : CapsPlan.unavailable("the engine cannot run here");
       return new LocalRunner(
-          RootedPaths.resolveRoot(rootDir),
-          maxOutputBytes,
-          hostEnvironment,
-          cgroups,
-          why,
-          sampler,
-          tracking);
-    }
-
-    private static Path path(String p) {
-      return p == null ? null : Path.of(p);
+          RootedPaths.resolveRoot(rootDir), maxOutputBytes, hostEnvironment, plan);
     }
   }
 }

@@ -113,9 +113,9 @@ class ConfinedRootlessTest {
         .singleElement()
         .satisfies(r -> assertThat(r.detail()).contains("setuid"));
     assertThat(rows)
-        .filteredOn(r -> List.of("memory", "cpu", "pids").contains(r.dimension()))
+        .filteredOn(r -> List.of("memory", "cpu", "tree kill").contains(r.dimension()))
         .hasSize(3)
-        .allSatisfy(r -> assertThat(r.enforced()).isFalse());
+        .allSatisfy(r -> assertThat(r.enforced()).isTrue());
   }
 
   @Test

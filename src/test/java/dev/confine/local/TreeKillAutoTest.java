@@ -14,17 +14,17 @@ import org.junit.jupiter.api.Test;
 @Tag("confinement")
 class TreeKillAutoTest extends TreeKillScenariosTest {
   @Override
-  CapsMechanism mechanism() {
+  protected CapsMechanism mechanism() {
     return CapsMechanism.AUTO;
   }
 
   @Override
-  String treeKillDetail() {
+  protected String treeKillDetail() {
     return HostRequirements.isRoot() ? "cgroup v1 freezer" : "/proc sampler";
   }
 
   @Override
-  boolean raceFree() {
+  protected boolean raceFree() {
     return HostRequirements.isRoot();
   }
 
@@ -44,7 +44,7 @@ class TreeKillAutoTest extends TreeKillScenariosTest {
   }
 
   @Override
-  String blindSpot() {
+  protected String blindSpot() {
     return "cannot see a process that left every known session and was orphaned before any"
         + " sample saw it";
   }

@@ -9,27 +9,27 @@ import dev.confine.linux.Spawner;
  */
 class TreeKillCgroupV2Test extends TreeKillScenariosTest {
   @Override
-  CapsMechanism mechanism() {
+  protected CapsMechanism mechanism() {
     return CapsMechanism.CGROUP_V2;
   }
 
   @Override
-  String treeKillDetail() {
+  protected String treeKillDetail() {
     return "cgroup v2";
   }
 
   @Override
-  boolean raceFree() {
+  protected boolean raceFree() {
     return Spawner.canSpawnIntoCgroup();
   }
 
   @Override
-  String settle() {
+  protected String settle() {
     return raceFree() ? "" : "sleep 0.3; ";
   }
 
   @Override
-  String blindSpot() {
+  protected String blindSpot() {
     return "a process it forks and detaches in that instant can escape";
   }
 }

@@ -21,7 +21,7 @@ class TreeKillCloneIntoCgroupTest extends TreeKillCgroupV2Test {
   }
 
   @Override
-  String treeKillDetail() {
+  protected String treeKillDetail() {
     return "race-free (clone3 CLONE_INTO_CGROUP)";
   }
 }

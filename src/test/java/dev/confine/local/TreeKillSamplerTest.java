@@ -10,22 +10,22 @@ import org.junit.jupiter.api.Tag;
 @Tag("confinement")
 class TreeKillSamplerTest extends TreeKillScenariosTest {
   @Override
-  CapsMechanism mechanism() {
+  protected CapsMechanism mechanism() {
     return CapsMechanism.PROC_SAMPLER;
   }
 
   @Override
-  String treeKillDetail() {
+  protected String treeKillDetail() {
     return "/proc sampler";
   }
 
   @Override
-  boolean raceFree() {
+  protected boolean raceFree() {
     return false;
   }
 
   @Override
-  String blindSpot() {
+  protected String blindSpot() {
     return "cannot see a process that left every known session and was orphaned before any"
         + " sample saw it";
   }

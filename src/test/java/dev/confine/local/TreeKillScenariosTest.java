@@ -5,8 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.confine.ExecOptions;
 import dev.confine.ExecResult;
+import dev.confine.Runner;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
+import dev.confine.confined.ConfinedRunner;
+import dev.confine.session.ProcessManager;
 import dev.confine.session.ProcessSession;
 import dev.confine.session.ProcessSpec;
 import dev.confine.testing.HostRequirements;
@@ -34,25 +37,25 @@ import org.junit.jupiter.api.io.TempDir;
  * test can check it is gone, and every session it creates is checked empty afterwards.
  */
 @Timeout(120)
-abstract class TreeKillScenariosTest {
+public abstract class TreeKillScenariosTest {
   @TempDir Path root;
 
   private final List<Integer> started = new ArrayList<>();
 
   /** The mechanism the runner is built with. */
-  abstract CapsMechanism mechanism();
+  protected abstract CapsMechanism mechanism();
 
   /** What the "tree kill" row must say for this mechanism. */
-  abstract String treeKillDetail();
+  protected abstract String treeKillDetail();
 
   /**
    * Whether the tracking is race-free: holds a process that left the session and was orphaned
    * before anything could have looked (a cgroup the child starts in).
    */
-  abstract boolean raceFree();
+  protected abstract boolean raceFree();
 
   /** Where tracking is not {@link #raceFree()}: what its "tree kill" row says it cannot see. */
-  String blindSpot() {
+  protected String blindSpot() {
     throw new UnsupportedOperationException(mechanism() + " is race-free");
   }
 
@@ -61,12 +64,17 @@ abstract class TreeKillScenariosTest {
    * placement moves the child right after the spawn); empty where the child is held from its first
    * instruction.
    */
-  String settle() {
+  protected String settle() {
     return "";
   }
 
-  LocalRunner runner() {
-    LocalRunner r = LocalRunner.builder(root.toString()).caps(mechanism()).build();
+  /** The runner under test, rooted at {@code root}; a LocalRunner of {@link #mechanism()}. */
+  protected Runner build(Path root) {
+    return LocalRunner.builder(root.toString()).caps(mechanism()).build();
+  }
+
+  Runner runner() {
+    Runner r = build(root);
     HostCapability row = treeKillRow(r);
     HostRequirements.require(
         row.enforced() && row.detail().contains(treeKillDetail()),
@@ -78,11 +86,14 @@ abstract class TreeKillScenariosTest {
     return treeKillRow(runner());
   }
 
-  static HostCapability treeKillRow(LocalRunner r) {
-    return r.capabilities().stream()
-        .filter(c -> c.dimension().equals("tree kill"))
-        .findFirst()
-        .orElseThrow();
+  static HostCapability treeKillRow(Runner r) {
+    List<HostCapability> rows =
+        switch (r) {
+          case LocalRunner l -> l.capabilities();
+          case ConfinedRunner c -> c.capabilities();
+          default -> throw new IllegalArgumentException("no capabilities: " + r);
+        };
+    return rows.stream().filter(c -> c.dimension().equals("tree kill")).findFirst().orElseThrow();
   }
 
   @AfterEach
@@ -227,7 +238,7 @@ abstract class TreeKillScenariosTest {
 
   @Test
   void aSessionsSetsidEscapeeDiesWithItsLeader() throws Exception {
-    LocalRunner r = runner();
+    ProcessManager r = ProcessManager.of(runner()).orElseThrow();
     try (ProcessSession s =
         r.start(
             ProcessSpec.pipes(
@@ -246,7 +257,7 @@ abstract class TreeKillScenariosTest {
 
   @Test
   void closingASessionKillsItsEscapees() throws Exception {
-    LocalRunner r = runner();
+    ProcessManager r = ProcessManager.of(runner()).orElseThrow();
     try (ProcessSession s =
         r.start(
             ProcessSpec.terminal(

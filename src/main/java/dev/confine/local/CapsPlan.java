@@ -1,0 +1,270 @@
+package dev.confine.local;
+
+import dev.confine.Enforcement;
+import dev.confine.ExecOptions;
+import dev.confine.ResourceLimits;
+import dev.confine.SandboxException;
+import dev.confine.SandboxException.Kind;
+import dev.confine.linux.CgroupGuard;
+import dev.confine.linux.Cgroups;
+import dev.confine.linux.EngineException;
+import dev.confine.linux.NativeAccess;
+import dev.confine.linux.SamplerGuard;
+import dev.confine.linux.TreeGuard;
+import dev.confine.linux.TreeLimits;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * How the runners that run host processes ({@link LocalRunner}, {@code ConfinedRunner}) enforce
+ * memory, CPU and process caps and hold every tree beyond its process group on this host: the
+ * mechanism chosen once, from a {@link CapsMechanism} and what the host offers, the guard of each
+ * exec, and the rows of the enforcement report that say what holds. Internal, not API.
+ */
+public final class CapsPlan {
+  private final Cgroups cgroups; // null: no cgroup caps on this host or by choice
+  private final String noCgroupsReason;
+  private final boolean sampler; // caps through the /proc sampler (when there are no cgroups)
+  private final Tracking tracking;
+
+  /**
+   * How every tree is held beyond its process group: a cgroup without caps ({@code cgroups}), the
+   * sampler's tracking ({@code sampler}), or nothing ({@code why}).
+   */
+  private record Tracking(Cgroups cgroups, boolean sampler, String why) {
+    static Tracking of(Cgroups cgroups, boolean samplerWorks, String why) {
+      return new Tracking(cgroups, cgroups == null && samplerWorks, why);
+    }
+  }
+
+  private CapsPlan(Cgroups cgroups, String noCgroupsReason, boolean sampler, Tracking tracking) {
+    this.cgroups = cgroups;
+    this.noCgroupsReason = noCgroupsReason;
+    this.sampler = sampler;
+    this.tracking = tracking;
+  }
+
+  /**
+   * The plan for {@code caps} on this host, with v2 trees beneath {@code cgroupParent} (a delegated
+   * cgroup v2 directory) when it is not null. Probes the host once per choice.
+   */
+  public static CapsPlan of(CapsMechanism caps, String cgroupParent) {
+    Cgroups cgroups = null;
+    String why = "caps disabled for this runner";
+    boolean sampler = false;
+    Tracking tracking = new Tracking(null, false, "the engine cannot run here");
+    if (NativeAccess.isAvailable()) {
+      boolean samplerWorks = SamplerGuard.available();
+      switch (caps) {
+        case PROC_SAMPLER -> {
+          sampler = samplerWorks;
+          why = sampler ? "the /proc sampler was chosen" : "/proc sampling does not work here";
+          tracking = Tracking.of(null, samplerWorks, why);
+        }
+        case NONE -> {
+          // No caps; the tree is tracked all the same, as AUTO would.
+          Cgroups.Result r = Cgroups.probe(Cgroups.Version.AUTO, path(cgroupParent));
+          tracking = Tracking.of(r.cgroups(), samplerWorks, r.whyNot());
+        }
+        default -> {
+          Cgroups.Result r =
+              Cgroups.probe(
+                  switch (caps) {
+                    case CGROUP_V1 -> Cgroups.Version.V1;
+                    case CGROUP_V2 -> Cgroups.Version.V2;
+                    default -> Cgroups.Version.AUTO;
+                  },
+                  path(cgroupParent));
+          cgroups = r.cgroups();
+          why = r.whyNot();
+          tracking = Tracking.of(cgroups, samplerWorks, why);
+          if (caps == CapsMechanism.AUTO
+              && (cgroups == null || !cgroups.memory().available())
+              && samplerWorks) {
+            // The sampler caps memory; a cgroup that cannot still holds the tree.
+            why =
+                cgroups == null
+                    ? why
+                    : "cgroups cannot cap memory here: " + cgroups.memory().detail();
+            cgroups = null;
+            sampler = true;
+          }
+        }
+      }
+    }
+    return new CapsPlan(cgroups, why, sampler, tracking);
+  }
+
+  /** A plan with nothing: no caps, no tracking, for {@code why}. */
+  public static CapsPlan unavailable(String why) {
+    return new CapsPlan(null, why, false, new Tracking(null, false, why));
+  }
+
+  /** Sets what this plan enforces on {@code b}: memory, CPU budget, process caps, CPU throttle. */
+  public Enforcement.Builder enforcement(Enforcement.Builder b) {
+    return b.memoryCap(sampler || (cgroups != null && cgroups.memory().available()))
+        .cpuCap(sampler || (cgroups != null && cgroups.cpuAccounting().available()))
+        .pidsCap(cgroups != null && cgroups.pids().available())
+        .cpuThrottle(!sampler && cgroups != null && cgroups.cpuThrottle().available());
+  }
+
+  /**
+   * Adds the rows memory, cpu, cpu throttle, pids and tree kill to {@code rows}.
+   *
+   * @param engine why the engine cannot run here, or null
+   * @param treeKillCaveat what the tree-kill row adds when a cgroup holds every tree: whether the
+   *     children can leave it
+   */
+  public void addRows(List<HostCapability> rows, String engine, String treeKillCaveat) {
+    if (sampler) {
+      String how =
+          "/proc sampler every 50 ms (10 ms in the first 100 ms), kill on overflow, fail-closed"
+              + " after 3 failed samples; approximate: a fast allocator can overshoot between"
+              + " samples, and the caps count the processes the sampler sees (by ancestry and the"
+              + " sessions the tree made: not one that left every known session and was orphaned"
+              + " before a sample saw it) (no usable cgroups: "
+              + noCgroupsReason
+              + ")";
+      rows.add(
+          new HostCapability(
+              "memory",
+              true,
+              "aggregate RSS from "
+                  + how
+                  + "; counted: each member's resident anonymous, file-backed and mapped shared"
+                  + " memory (/proc stat rss = RssAnon + RssFile + RssShmem; a page shared by"
+                  + " members counts once per member); not counted: shared memory and tmpfs files"
+                  + " (/dev/shm, memfd, SysV segments) that no member maps, which /proc attributes"
+                  + " to no process"));
+      rows.add(
+          new HostCapability(
+              "cpu",
+              true,
+              "budget (the tree is killed once it is spent) from user+system time, " + how));
+      rows.add(new HostCapability("cpu throttle", false, "needs a cgroup cpu controller"));
+      rows.add(new HostCapability("pids", false, "needs cgroups: " + noCgroupsReason));
+    } else if (cgroups == null) {
+      String why = engine != null ? engine : noCgroupsReason;
+      for (String d : List.of("memory", "cpu", "cpu throttle", "pids")) {
+        rows.add(new HostCapability(d, false, why));
+      }
+    } else {
+      rows.add(row("memory", cgroups.memory()));
+      Cgroups.Capability cpu = cgroups.cpuAccounting();
+      rows.add(
+          new HostCapability(
+              "cpu",
+              cpu.available(),
+              cpu.available()
+                  ? "budget (the tree is killed once it is spent, never throttled) from "
+                      + cpu.detail()
+                  : cpu.detail()));
+      rows.add(row("cpu throttle", cgroups.cpuThrottle()));
+      rows.add(row("pids", cgroups.pids()));
+    }
+    rows.add(treeKillRow(engine, treeKillCaveat));
+  }
+
+  /** What the sampler's tracking cannot see, said wherever it tracks a tree. */
+  public static final String SAMPLER_TRACKING =
+      "/proc sampler: members by ancestry (children files) and by the sessions the tree made"
+          + " (a /proc scan), a last look when the leader exits, every member stopped, then"
+          + " killed; approximate: it cannot see a process that left every known session and was"
+          + " orphaned before any sample saw it (a daemon's double fork within the first"
+          + " milliseconds, or between two samples)";
+
+  private HostCapability treeKillRow(String engine, String caveat) {
+    if (engine != null) {
+      return new HostCapability("tree kill", false, engine);
+    }
+    if (tracking.cgroups() != null) {
+      return new HostCapability(
+          "tree kill",
+          true,
+          "every exec and session, capped or not: "
+              + tracking.cgroups().treeKill().detail()
+              + "; "
+              + caveat);
+    }
+    if (tracking.sampler()) {
+      return new HostCapability(
+          "tree kill",
+          true,
+          "every exec and session, capped or not: "
+              + SAMPLER_TRACKING
+              + " (no usable cgroups: "
+              + tracking.why()
+              + ")");
+    }
+    return new HostCapability(
+        "tree kill",
+        false,
+        "process group only: no cgroup can be made ("
+            + tracking.why()
+            + ") and /proc sampling"
+            + " does not work here");
+  }
+
+  private static HostCapability row(String dimension, Cgroups.Capability c) {
+    return new HostCapability(dimension, c.available(), c.detail());
+  }
+
+  /**
+   * The guard of one exec or session: its caps where {@code opts} asks for some, the tree held as
+   * well as this host allows either way.
+   *
+   * @throws SandboxException NOT_AVAILABLE when its cgroup cannot be made
+   */
+  public TreeGuard guardFor(String cmd, ExecOptions opts) {
+    ResourceLimits r = opts.resources();
+    boolean capped =
+        r.memoryBytes() > 0
+            || r.maxProcesses() > 0
+            || r.cpuMillicores() > 0
+            || r.cpuThrottleMillicores() > 0;
+    long budget = 0;
+    if (r.cpuMillicores() > 0) {
+      // The seed's budget: timeout x millicores / 1000, saturating.
+      double nanos = (double) opts.timeout().toNanos() * r.cpuMillicores() / 1000.0;
+      budget = nanos >= Long.MAX_VALUE ? Long.MAX_VALUE : (long) nanos;
+    }
+    try {
+      if (!capped) {
+        return tracker();
+      }
+      if (sampler) {
+        return new SamplerGuard(
+            r.memoryBytes(),
+            budget,
+            tracking.cgroups() == null
+                ? null
+                : new CgroupGuard(tracking.cgroups(), TreeLimits.NONE));
+      }
+      return new CgroupGuard(
+          cgroups,
+          new TreeLimits(r.memoryBytes(), r.maxProcesses(), r.cpuThrottleMillicores(), budget));
+    } catch (EngineException e) {
+      throw new SandboxException(
+          Kind.NOT_AVAILABLE,
+          "sandbox: exec "
+              + cmd
+              + ": "
+              + (capped ? "resource caps" : "tracking the process tree")
+              + ": "
+              + e.getMessage(),
+          e);
+    }
+  }
+
+  /** The guard of an exec without caps: its tree held as well as this host allows. */
+  private TreeGuard tracker() {
+    if (tracking.cgroups() != null) {
+      return new CgroupGuard(tracking.cgroups(), TreeLimits.NONE);
+    }
+    return tracking.sampler() ? new SamplerGuard(0, 0) : TreeGuard.NONE;
+  }
+
+  private static Path path(String p) {
+    return p == null ? null : Path.of(p);
+  }
+}
