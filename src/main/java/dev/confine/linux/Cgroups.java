@@ -421,8 +421,12 @@ public final class Cgroups {
         return; // a tracker with nothing to reset: idle again at once (see reusableAsIs)
       }
       CgroupJanitor.recycle(v1, knownEmpty, this::keepIdle);
-    } else if (cg instanceof V2TreeCgroup v2 && knownEmpty && v2.tracksOnly() && keepIdle(v2)) {
-      return; // empty, no counters a tracker reports: reused as it is
+    } else if (cg instanceof V2TreeCgroup v2
+        && knownEmpty
+        && v2.tracksOnly()
+        && !v2.wasKilled()
+        && keepIdle(v2)) {
+      return; // empty, no counters a tracker reports, never killed: reused as it is
     } else {
       CgroupJanitor.remove(cg);
     }

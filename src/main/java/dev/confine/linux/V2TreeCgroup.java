@@ -20,6 +20,7 @@ final class V2TreeCgroup implements TreeCgroup {
   private final String procCgroupLine; // how /proc/<pid>/cgroup names this cgroup
   private final boolean tracker; // made without caps: nothing written, nothing to reset
   private boolean removed;
+  private volatile boolean killed;
 
   private V2TreeCgroup(Path dir, Path mountPoint, boolean tracker) {
     this.dir = dir;
@@ -38,6 +39,15 @@ final class V2TreeCgroup implements TreeCgroup {
    */
   boolean tracksOnly() {
     return tracker;
+  }
+
+  /**
+   * Whether {@code cgroup.kill} was written to this cgroup. Such a cgroup is never used again:
+   * after it, every child cloned into it (clone3 CLONE_INTO_CGROUP) was SIGKILLed at birth on Linux
+   * 6.18 (the kernel compares the kill count of the parent's cgroup with the target's).
+   */
+  boolean wasKilled() {
+    return killed;
   }
 
   /**
@@ -160,6 +170,7 @@ final class V2TreeCgroup implements TreeCgroup {
   public void kill() throws IOException {
     Path kill = dir.resolve("cgroup.kill");
     if (CgroupFiles.exists(kill)) {
+      killed = true;
       CgroupFiles.write(kill, "1");
       return;
     }

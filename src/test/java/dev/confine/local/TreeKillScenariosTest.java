@@ -230,6 +230,31 @@ public abstract class TreeKillScenariosTest {
   }
 
   @Test
+  void execsAfterATreeWasKilledRunNormally() throws Exception {
+    // The cgroups of killed trees must not take the next trees down with them (a v2 cgroup that
+    // had cgroup.kill written SIGKILLs every child cloned into it afterwards).
+    Runner r = runner();
+    ExecResult killed =
+        r.exec(
+            "sh",
+            List.of(
+                "-c",
+                settle()
+                    + "setsid sh -c 'echo $$ > escapee; exec sleep 137' <&- >&- 2>&- &"
+                    + " while [ ! -s escapee ]; do sleep 0.01; done"),
+            null);
+    assertThat(killed.leftoversKilled()).isTrue();
+    assertGone(pidIn("escapee"));
+    for (int i = 0; i < 3; i++) {
+      ExecResult next = r.exec("sh", List.of("-c", "echo alive"), null);
+      assertThat(next.exitCode())
+          .as("exec %d after the kill (signal %s)", i, next.signal())
+          .isZero();
+      assertThat(next.stdoutText()).isEqualTo("alive\n");
+    }
+  }
+
+  @Test
   void aProgramThatLeavesNothingIsNotFlagged() {
     ExecResult r = runner().exec("true", List.of(), null);
     assertThat(r.exitCode()).isZero();
