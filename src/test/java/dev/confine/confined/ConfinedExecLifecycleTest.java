@@ -8,6 +8,7 @@ import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
 import dev.confine.linux.Landlock;
 import dev.confine.testing.HostRequirements;
+import dev.confine.testing.OpenFds;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -145,11 +146,11 @@ class ConfinedExecLifecycleTest {
     SandboxException first = catchSandbox(() -> runner.exec(garbage.toString(), List.of(), null));
     assertThat(first.kind()).isEqualTo(Kind.INTERNAL);
     assertThat(first.getMessage()).contains("posix_spawn").contains("Exec format error");
-    long fds = openFds();
+    long fds = OpenFds.settled();
     for (int i = 0; i < 50; i++) {
       catchSandbox(() -> runner.exec(garbage.toString(), List.of(), null));
     }
-    assertThat(openFds()).isEqualTo(fds);
+    assertThat(OpenFds.settled()).isEqualTo(fds);
   }
 
   @Test
@@ -170,7 +171,7 @@ class ConfinedExecLifecycleTest {
   void manyExecsLeaveNoFdBehind() {
     ConfinedRunner runner = runner();
     runner.exec("true", List.of(), null); // the confinement thread and its buffers exist
-    long fds = openFds();
+    long fds = OpenFds.settled();
     for (int i = 0; i < 200; i++) {
       ExecResult r =
           runner.exec(
@@ -179,15 +180,7 @@ class ConfinedExecLifecycleTest {
       assertThat(r.stdoutText()).isEqualTo(i + "\n");
     }
     catchSandbox(() -> runner.exec("sleep", List.of("30"), timeout(ms(50))));
-    assertThat(openFds()).isEqualTo(fds);
-  }
-
-  private static long openFds() {
-    try (var s = Files.list(Path.of("/proc/self/fd"))) {
-      return s.count();
-    } catch (IOException e) {
-      throw new IllegalStateException(e);
-    }
+    assertThat(OpenFds.settled()).isEqualTo(fds);
   }
 
   private static Duration ms(long n) {

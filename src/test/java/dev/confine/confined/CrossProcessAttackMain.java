@@ -80,6 +80,9 @@ final class CrossProcessAttackMain {
     Path root = Files.createTempDirectory("confine-attack-");
     Files.setPosixFilePermissions(root, PosixFilePermissions.fromString("rwxrwxrwx"));
     try {
+      // The host may run this JVM niced (a CI runner under nice 19): what the child must not
+      // change is what it found.
+      System.out.println("before " + niceAndPolicy());
       ConfinedRunner runner = ConfinedModes.named(args[0]).runner(root);
       ExecResult r =
           runner.exec(
@@ -98,14 +101,20 @@ final class CrossProcessAttackMain {
               .filter(l -> l.startsWith("Max cpu time"))
               .findFirst()
               .orElse("?");
-      String[] stat = Files.readString(self.resolve("stat")).split("\\) ", 2)[1].split(" ");
       System.out.println("cpu-limit " + cpu.replaceAll("\\s+", " "));
-      System.out.println("nice " + stat[16] + " policy " + stat[38] + " spun " + (spin > 0));
+      System.out.println("after " + niceAndPolicy());
+      System.out.println("spun " + (spin > 0));
       System.out.println("alive");
     } finally {
       try (var files = Files.walk(root)) {
         files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
       }
     }
+  }
+
+  /** This process's nice value and scheduling policy, from /proc/self/stat. */
+  private static String niceAndPolicy() throws IOException {
+    String[] stat = Files.readString(Path.of("/proc/self/stat")).split("\\) ", 2)[1].split(" ");
+    return "nice " + stat[16] + " policy " + stat[38];
   }
 }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.confine.ExecOptions;
 import dev.confine.SandboxException;
 import dev.confine.linux.EventLoop;
+import dev.confine.testing.OpenFds;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
@@ -47,7 +48,7 @@ class LocalRunnerLeakTest {
     ScheduledExecutorService interrupter = Executors.newSingleThreadScheduledExecutor();
     interrupter.schedule(() -> {}, 0, TimeUnit.MILLISECONDS).get();
 
-    long fdsBefore = settledFds();
+    long fdsBefore = OpenFds.settled();
     int threadsBefore = platformThreads();
     Map<Outcome, Integer> seen = new EnumMap<>(Outcome.class);
 
@@ -69,7 +70,7 @@ class LocalRunnerLeakTest {
     assertThat(seen.values().stream().mapToInt(Integer::intValue).sum()).isEqualTo(EXECS);
     assertThat(childPids()).isEmpty();
     assertThat(EventLoop.shared().registrationCount()).isZero();
-    assertThat(settledFds()).isEqualTo(fdsBefore);
+    assertThat(OpenFds.settled()).isEqualTo(fdsBefore);
     assertThat(settledPlatformThreads(threadsBefore)).isLessThanOrEqualTo(threadsBefore);
   }
 
@@ -114,23 +115,6 @@ class LocalRunnerLeakTest {
 
   private static Outcome fail(Outcome planned) {
     throw new AssertionError("unexpected outcome for " + planned);
-  }
-
-  /**
-   * This JVM's open fds once the cgroup janitor is done and the idle tree cgroups kept for reuse
-   * (each keeps its control files open) are removed: what an exec or session left behind.
-   */
-  static long settledFds() throws Exception {
-    assertThat(dev.confine.linux.CgroupJanitor.awaitIdle(Duration.ofSeconds(10))).isTrue();
-    dev.confine.linux.Cgroups.removeAllIdle();
-    assertThat(dev.confine.linux.CgroupJanitor.awaitIdle(Duration.ofSeconds(10))).isTrue();
-    return openFds();
-  }
-
-  static long openFds() throws IOException {
-    try (Stream<Path> s = Files.list(Path.of("/proc/self/fd"))) {
-      return s.count();
-    }
   }
 
   static List<String> childPids() throws IOException {

@@ -11,6 +11,7 @@ import dev.confine.session.ProcessExit;
 import dev.confine.session.ProcessSession;
 import dev.confine.session.ProcessSpec;
 import dev.confine.testing.HostRequirements;
+import dev.confine.testing.OpenFds;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -113,13 +114,13 @@ class LocalSessionCapsAndLeaksTest {
     try (ProcessSession warm = r.start(ProcessSpec.terminal(List.of("true")))) {
       warm.waitFor();
     }
-    long before = LocalRunnerLeakTest.openFds();
+    long before = OpenFds.count();
     List<ProcessSession> sessions = new ArrayList<>();
     try {
       for (int i = 0; i < 20; i++) {
         sessions.add(r.start(ProcessSpec.terminal(List.of("cat"))));
       }
-      assertThat(LocalRunnerLeakTest.openFds() - before).isEqualTo(3 * 20);
+      assertThat(OpenFds.count() - before).isEqualTo(3 * 20);
     } finally {
       sessions.forEach(ProcessSession::close);
     }
@@ -131,7 +132,7 @@ class LocalSessionCapsAndLeaksTest {
     try (ProcessSession warm = r.start(ProcessSpec.terminal(List.of("true")))) {
       warm.waitFor(); // starts the event loop and binds libc
     }
-    long fdsBefore = LocalRunnerLeakTest.settledFds();
+    long fdsBefore = OpenFds.settled();
     int threadsBefore = LocalRunnerLeakTest.platformThreads();
 
     List<ProcessSession> sessions = new ArrayList<>();
@@ -168,6 +169,6 @@ class LocalSessionCapsAndLeaksTest {
     }
     assertThat(LocalRunnerLeakTest.childPids()).isEmpty();
     assertThat(EventLoop.shared().registrationCount()).isZero();
-    assertThat(LocalRunnerLeakTest.settledFds()).isEqualTo(fdsBefore);
+    assertThat(OpenFds.settled()).isEqualTo(fdsBefore);
   }
 }

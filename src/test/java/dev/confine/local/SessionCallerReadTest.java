@@ -14,6 +14,7 @@ import dev.confine.session.ProcessOutput;
 import dev.confine.session.ProcessSession;
 import dev.confine.session.ProcessSpec;
 import dev.confine.session.ProcessStream;
+import dev.confine.testing.OpenFds;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -205,7 +206,7 @@ class SessionCallerReadTest {
   void closingWakesAReaderThatHoldsTheOutputsAndLeavesNothing() throws Exception {
     EventLoop loop = EventLoop.shared();
     int registrations = loop.registrationCount();
-    long fds = LocalRunnerLeakTest.settledFds(); // idle tree cgroups keep files open: not counted
+    long fds = OpenFds.settled(); // idle tree cgroups keep files open: not counted
     for (int i = 0; i < 20; i++) {
       ProcessSession s = runner.start(ProcessSpec.pipes(List.of("sleep", "30")));
       Thread reader =
@@ -224,12 +225,12 @@ class SessionCallerReadTest {
       assertThat(reader.isAlive()).isFalse();
     }
     long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-    while ((loop.registrationCount() != registrations || LocalRunnerLeakTest.settledFds() != fds)
+    while ((loop.registrationCount() != registrations || OpenFds.settled() != fds)
         && System.nanoTime() < deadline) {
       Thread.sleep(20);
     }
     assertThat(loop.registrationCount()).isEqualTo(registrations);
-    assertThat(LocalRunnerLeakTest.settledFds()).isEqualTo(fds);
+    assertThat(OpenFds.settled()).isEqualTo(fds);
   }
 
   @Test

@@ -7,6 +7,7 @@ import dev.confine.ExecOptions;
 import dev.confine.ExecResult;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
+import dev.confine.testing.OpenFds;
 import java.io.ByteArrayInputStream;
 import java.io.FileInputStream;
 import java.io.IOException;
@@ -122,7 +123,7 @@ class StdinStreamExecTest {
   void aProcessThatHoldsStdinOpenWithoutReadingDoesNotKeepThePump() throws Exception {
     // The escapee keeps the pipe's read end (and so no EPIPE comes) while the exec ends: the pump,
     // waiting in poll for room in the full pipe, is woken by the exec's end and lets go.
-    long fdsBefore = LocalRunnerLeakTest.openFds();
+    long fdsBefore = OpenFds.settled();
     ExecResult r =
         runner()
             .exec(
@@ -131,7 +132,7 @@ class StdinStreamExecTest {
                 stdin(new Endless()));
     assertThat(r.exitCode()).isZero();
     awaitNoPumps();
-    assertThat(LocalRunnerLeakTest.openFds()).isEqualTo(fdsBefore);
+    assertThat(OpenFds.settled()).isEqualTo(fdsBefore);
     long escapee = Long.parseLong(r.stdoutText().trim());
     ProcessHandle.of(escapee).ifPresent(ProcessHandle::destroyForcibly); // ours: started above
   }
@@ -220,7 +221,7 @@ class StdinStreamExecTest {
   @Test
   void aSilentStreamDoesNotDelayTheStartAndTheTimeoutCountsFromIt() throws Exception {
     Silent silent = new Silent();
-    long fdsBefore = LocalRunnerLeakTest.openFds();
+    long fdsBefore = OpenFds.settled();
     long start = System.nanoTime();
     SandboxException e =
         thrown(
@@ -239,7 +240,7 @@ class StdinStreamExecTest {
     assertThat(ms).isLessThan(5_000);
     // The pump is stuck in a read that ignores interrupts, yet it holds no fd of the exec.
     assertThat(silent.reading.await(5, TimeUnit.SECONDS)).isTrue();
-    assertThat(LocalRunnerLeakTest.openFds()).isEqualTo(fdsBefore);
+    assertThat(OpenFds.settled()).isEqualTo(fdsBefore);
     assertThat(pumps()).hasSize(1);
     silent.release(); // its read returns; the pump sees the exec is over and ends
     awaitNoPumps();

@@ -1,0 +1,44 @@
+package dev.confine.testing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.confine.linux.CgroupJanitor;
+import dev.confine.linux.Cgroups;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.stream.Stream;
+
+/** This JVM's open file descriptors, as leak tests count them. */
+public final class OpenFds {
+  private OpenFds() {}
+
+  /** The descriptors open now. */
+  public static long count() {
+    try (Stream<Path> s = Files.list(Path.of("/proc/self/fd"))) {
+      return s.count();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /**
+   * The descriptors open once the cgroup janitor is done and the idle tree cgroups kept for reuse
+   * (each keeps its control files open) are removed: what an exec or session left behind. Whether a
+   * tree's cgroup is kept idle depends on the host (its cgroup version, whether the tree was
+   * killed), so a count that includes them differs between hosts.
+   */
+  public static long settled() {
+    try {
+      assertThat(CgroupJanitor.awaitIdle(Duration.ofSeconds(10))).isTrue();
+      Cgroups.removeAllIdle();
+      assertThat(CgroupJanitor.awaitIdle(Duration.ofSeconds(10))).isTrue();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+    return count();
+  }
+}
