@@ -9,10 +9,15 @@
  *   closefrom_np(3); close the child's ends; pidfd_open; O_NONBLOCK on the parent's ends; poll the
  *   pidfd and both pipes until the child is reaped with waitid(P_PIDFD) and both pipes are read to
  *   end of file; kill(-pgid, SIGKILL) (LocalRunner's check for leftovers, ESRCH here); close all.
+ * With -g CGROUP -p PARENT (two cgroup v1 directories, e.g. an empty freezer cgroup and the one this
+ * process is in), it also tracks the tree as LocalRunner's default exec does on a v1 host: this
+ * thread's tid written into CGROUP/tasks before the spawn and into PARENT/tasks after it (through
+ * files opened once), and once the child is reaped CGROUP/cgroup.procs read for leftovers.
  *
- * Usage: spawn_floor [-r rounds] [-t seconds] [-w warmup-seconds] [-d dir] [program [args...]]
+ * Usage: spawn_floor [-r rounds] [-t seconds] [-w warmup-seconds] [-d dir] [-g cgroup -p parent]
+ *        [program [args...]]
  * Prints one line per round and a JSON line: {"rounds":[...],"mean":spawns_per_second,
- * "parentCpuMicrosPerSpawn":..., "spawnCallMicros":..., "execToReapMicros":...}: this process's own
+ * "parentCpuMicrosPerSpawn":..., "spawnCallMicros":..., "execToReapMicros":..., "tracked":...}: this process's own
  * CPU time (user + system) per spawn, the children's excluded; the mean time inside posix_spawn
  * (which returns once the child has exec'd); the mean time from then until reaped and drained.
  */
@@ -70,6 +75,23 @@ static int drain(int fd, char *buf, size_t len) {
 /* Time spent in posix_spawn (it returns once the child has exec'd) and from then to reaped. */
 static double spawn_seconds, wait_seconds;
 
+/* With -g: the tree cgroup's tasks and cgroup.procs, the parent's tasks; this thread's tid. */
+static int tracker_tasks = -1, tracker_procs = -1, parent_tasks = -1;
+static char tid[16];
+static size_t tid_len;
+
+static void enter(int tasks_fd) {
+  if (write(tasks_fd, tid, tid_len) != (ssize_t)tid_len) die("write tasks", errno);
+}
+
+static int open_in(const char *dir, const char *file, int flags) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir, file);
+  int fd = open(path, flags | O_CLOEXEC);
+  if (fd < 0) die(path, errno);
+  return fd;
+}
+
 static void spawn_once(const char *dir, char *const argv[]) {
   static char buf[64 * 1024];
   int out[2], err[2];
@@ -96,7 +118,9 @@ static void spawn_once(const char *dir, char *const argv[]) {
 
   pid_t pid;
   double t0 = now();
+  if (tracker_tasks >= 0) enter(tracker_tasks);
   check("posix_spawn", posix_spawn(&pid, argv[0], &fa, &attr, argv, environ));
+  if (tracker_tasks >= 0) enter(parent_tasks);
   double t1 = now();
   spawn_seconds += t1 - t0;
   posix_spawn_file_actions_destroy(&fa);
@@ -137,24 +161,41 @@ static void spawn_once(const char *dir, char *const argv[]) {
     }
   }
   wait_seconds += now() - t1;
-  kill(-pid, SIGKILL);
+  if (tracker_procs >= 0) {
+    ssize_t n = pread(tracker_procs, buf, sizeof buf, 0);
+    if (n != 0) die("leftovers in the tree cgroup", n < 0 ? errno : EEXIST);
+  } else {
+    kill(-pid, SIGKILL);
+  }
 }
 
 int main(int argc, char **argv) {
   int rounds = 3;
   double seconds = 3, warmup = 2;
-  const char *dir = "/tmp";
+  const char *dir = "/tmp", *cgroup = NULL, *parent = NULL;
   int opt;
-  while ((opt = getopt(argc, argv, "+r:t:w:d:")) != -1) {
+  while ((opt = getopt(argc, argv, "+r:t:w:d:g:p:")) != -1) {
     switch (opt) {
       case 'r': rounds = atoi(optarg); break;
       case 't': seconds = atof(optarg); break;
       case 'w': warmup = atof(optarg); break;
       case 'd': dir = optarg; break;
+      case 'g': cgroup = optarg; break;
+      case 'p': parent = optarg; break;
       default:
-        fprintf(stderr, "usage: %s [-r rounds] [-t seconds] [-w warmup] [-d dir] [program [args]]\n", argv[0]);
+        fprintf(stderr, "usage: %s [-r rounds] [-t seconds] [-w warmup] [-d dir] [-g cgroup -p parent] [program [args]]\n", argv[0]);
         return 2;
     }
+  }
+  if ((cgroup == NULL) != (parent == NULL)) {
+    fprintf(stderr, "spawn_floor: -g and -p go together\n");
+    return 2;
+  }
+  if (cgroup != NULL) {
+    tracker_tasks = open_in(cgroup, "tasks", O_WRONLY);
+    tracker_procs = open_in(cgroup, "cgroup.procs", O_RDONLY);
+    parent_tasks = open_in(parent, "tasks", O_WRONLY);
+    tid_len = (size_t)snprintf(tid, sizeof tid, "%ld", (long)syscall(SYS_gettid));
   }
   char *deflt[] = {"/bin/true", NULL};
   char *const *child = optind < argc ? argv + optind : deflt;
@@ -188,7 +229,8 @@ int main(int argc, char **argv) {
   printf("{\"program\":\"%s\",\"rounds\":[", child[0]);
   for (int r = 0; r < rounds; r++) printf("%s%.2f", r ? "," : "", rate[r]);
   printf("],\"mean\":%.2f,\"parentCpuMicrosPerSpawn\":%.1f,\"spawnCallMicros\":%.1f,"
-         "\"execToReapMicros\":%.1f}\n",
-         sum / rounds, cpu_us / total, spawn_seconds * 1e6 / total, wait_seconds * 1e6 / total);
+         "\"execToReapMicros\":%.1f,\"tracked\":%s}\n",
+         sum / rounds, cpu_us / total, spawn_seconds * 1e6 / total, wait_seconds * 1e6 / total,
+         cgroup != NULL ? "true" : "false");
   return 0;
 }

@@ -27,9 +27,9 @@ import org.openjdk.jmh.annotations.Warmup;
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
-@Warmup(iterations = 2, time = 2)
-@Measurement(iterations = 3, time = 3)
-@Fork(value = 1, jvmArgsAppend = "--enable-native-access=ALL-UNNAMED")
+@Warmup(iterations = 5, time = 2) // the engine's JIT warm-up takes ~8 s here
+@Measurement(iterations = 5, time = 3)
+@Fork(value = 2, jvmArgsAppend = "--enable-native-access=ALL-UNNAMED")
 public class SpawnBench {
   private Path root;
   private LocalRunner runner;
