@@ -509,13 +509,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
     Confinement confinement = confinement(checkPolicy(opts));
     WorkDir workDir = ExecOutcomes.workDir(root, cmd, opts);
     TreeGuard guard = ConfinementThreads.guard(confinement, caps.guardFor(cmd, opts));
-    Path tmp;
-    try {
-      tmp = scratch.take(cmd);
-    } catch (RuntimeException e) {
-      guard.close();
-      throw e;
-    }
+    Path tmp = takeScratch(cmd, guard);
     try {
       return ExecOutcomes.run(
           request,
@@ -529,6 +523,16 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
     } finally {
       // Reused only if nothing the exec started can still write into it.
       scratch.giveBack(tmp, guard.holdsEveryProcess());
+    }
+  }
+
+  /** A private TMPDIR for {@code cmd}; the guard closed if there is none to give. */
+  private Path takeScratch(String cmd, TreeGuard guard) {
+    try {
+      return scratch.take(cmd);
+    } catch (RuntimeException e) {
+      guard.close();
+      throw e;
     }
   }
 
@@ -558,13 +562,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
     Confinement confinement = confinement(checkPolicy(opts));
     WorkDir workDir = ExecOutcomes.workDir(root, cmd, opts);
     TreeGuard guard = ConfinementThreads.guard(confinement, caps.guardFor(cmd, opts));
-    Path tmp;
-    try {
-      tmp = scratch.take(cmd);
-    } catch (RuntimeException e) {
-      guard.close();
-      throw e;
-    }
+    Path tmp = takeScratch(cmd, guard);
     try {
       return EngineSession.start(
           spec,

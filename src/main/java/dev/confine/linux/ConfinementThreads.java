@@ -17,9 +17,11 @@ import java.util.concurrent.locks.ReentrantLock;
 /**
  * The confinement threads: one dedicated platform daemon thread per distinct {@link Confinement},
  * created from an unconfined caller thread, that first confines ITSELF (as root, network and mount
- * namespaces; then no_new_privs, Landlock, seccomp; all per thread and inherited by what the thread
- * spawns) and then only runs spawn requests handed over by callers. At most {@link #MAX_LIVE} live;
- * the least recently used retires when another is needed.
+ * namespaces; then no capabilities and, when asked, another user; no_new_privs, Landlock, seccomp;
+ * all per thread and inherited by what the thread spawns) and then only runs spawn requests handed
+ * over by callers, taking the steps that place each child in its tree's cgroups. At most {@link
+ * #MAX_LIVE} live; the least recently used retires when another is needed. A session's pty spawn
+ * gets a thread of its own, whose bounds name that pty, and which ends after it.
  *
  * <p>Hazard this class exists for: a thread created by a confined thread inherits its confinement.
  * So a confinement thread never starts threads and never touches lazily started pools or engine
@@ -47,11 +49,11 @@ public final class ConfinementThreads {
   public enum Network {
     /** The host's network. */
     HOST,
-    /** A seccomp filter refuses AF_INET, AF_INET6 and AF_PACKET sockets (rootless). */
+    /** The seccomp filter refuses every socket family but AF_UNIX, and io_uring (rootless). */
     SECCOMP,
     /**
-     * A private network namespace with only loopback, up (root); a seccomp filter still refuses
-     * AF_PACKET sockets, io_uring and the x32 ABI.
+     * A private network namespace with only loopback, up (root); the seccomp filter keeps AF_UNIX,
+     * AF_INET, AF_INET6 and NETLINK_ROUTE and refuses every other family, and io_uring.
      */
     NAMESPACE
   }
