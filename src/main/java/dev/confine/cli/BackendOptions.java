@@ -1,9 +1,9 @@
 package dev.confine.cli;
 
+import dev.confine.CapsMechanism;
 import dev.confine.SandboxException;
 import dev.confine.confined.ConfinedRunner;
 import dev.confine.linux.Users;
-import dev.confine.local.CapsMechanism;
 import java.util.Locale;
 import java.util.Optional;
 import picocli.CommandLine.ITypeConverter;

@@ -1,7 +1,7 @@
 package dev.confine.cli;
 
+import dev.confine.Capability;
 import dev.confine.SandboxException;
-import dev.confine.local.HostCapability;
 import dev.confine.local.LocalRunner;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -43,7 +43,7 @@ final class DoctorCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    List<HostCapability> rows;
+    List<Capability> rows;
     try {
       backend.validate();
       rows =
@@ -65,10 +65,10 @@ final class DoctorCommand implements Callable<Integer> {
     return 0;
   }
 
-  static String table(List<HostCapability> rows) {
+  static String table(List<Capability> rows) {
     int width = rows.stream().mapToInt(r -> r.dimension().length()).max().orElse(0);
     StringBuilder b = new StringBuilder();
-    for (HostCapability r : rows) {
+    for (Capability r : rows) {
       b.append(
           String.format(
               "%-" + width + "s  %-3s  %s%n",
@@ -79,10 +79,10 @@ final class DoctorCommand implements Callable<Integer> {
     return b.toString();
   }
 
-  static String json(List<HostCapability> rows) {
+  static String json(List<Capability> rows) {
     StringBuilder b = new StringBuilder("{\"dimensions\":[");
     for (int i = 0; i < rows.size(); i++) {
-      HostCapability r = rows.get(i);
+      Capability r = rows.get(i);
       b.append(i == 0 ? "" : ",").append("{\"dimension\":");
       JsonString.appendQuoted(b, r.dimension());
       b.append(",\"enforced\":").append(r.enforced()).append(",\"detail\":");

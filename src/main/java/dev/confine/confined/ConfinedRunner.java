@@ -1,9 +1,10 @@
 package dev.confine.confined;
 
+import dev.confine.Capability;
+import dev.confine.CapsMechanism;
 import dev.confine.Enforcement;
 import dev.confine.EnforcementReporter;
 import dev.confine.ExecOptions;
-import dev.confine.ExecPolicy;
 import dev.confine.ExecRequest;
 import dev.confine.ExecResult;
 import dev.confine.NetMode;
@@ -12,6 +13,13 @@ import dev.confine.RootedPaths;
 import dev.confine.Runner;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
+import dev.confine.host.CapsPlan;
+import dev.confine.host.EngineSession;
+import dev.confine.host.ExecOutcomes;
+import dev.confine.host.ExecPolicy;
+import dev.confine.host.HostEnvironment;
+import dev.confine.host.ProcessRegistry;
+import dev.confine.host.WorkDir;
 import dev.confine.linux.ConfinementException;
 import dev.confine.linux.ConfinementThreads;
 import dev.confine.linux.ConfinementThreads.Confinement;
@@ -22,17 +30,8 @@ import dev.confine.linux.NativeAccess;
 import dev.confine.linux.SeccompFilter;
 import dev.confine.linux.ThreadNamespaces;
 import dev.confine.linux.TreeGuard;
-import dev.confine.local.CapsMechanism;
-import dev.confine.local.CapsPlan;
-import dev.confine.local.EngineSession;
-import dev.confine.local.ExecOutcomes;
-import dev.confine.local.HostCapability;
-import dev.confine.local.HostEnvironment;
-import dev.confine.local.LocalRunner;
-import dev.confine.local.WorkDir;
 import dev.confine.session.ProcessInfo;
 import dev.confine.session.ProcessManager;
-import dev.confine.session.ProcessRegistry;
 import dev.confine.session.ProcessSession;
 import dev.confine.session.ProcessSpec;
 import java.io.IOException;
@@ -50,8 +49,8 @@ import java.util.Optional;
 import java.util.function.Supplier;
 
 /**
- * Runs commands as host processes, like {@link LocalRunner}, confined by the kernel without a
- * helper binary, rootless, with more as root:
+ * Runs commands as host processes, like {@link dev.confine.local.LocalRunner}, confined by the
+ * kernel without a helper binary, rootless, with more as root:
  *
  * <ul>
  *   <li>Filesystem bounds (Landlock, at the highest ABI the kernel offers): writes, file creation,
@@ -84,11 +83,11 @@ import java.util.function.Supplier;
  *       them too (EROFS).
  * </ul>
  *
- * <p>Memory, CPU and process caps and tree kill work as for {@link LocalRunner} ({@link
- * Builder#caps}): every tree is held beyond its process group, by its own cgroup where one can be
- * made (the confinement thread enters the tree's cgroups for the spawn through files the caller
- * opened, since its Landlock domain forbids opening them) or else by the /proc sampler, and a
- * private TMPDIR is reused only when nothing of its last tree can still be alive.
+ * <p>Memory, CPU and process caps and tree kill work as for {@link dev.confine.local.LocalRunner}
+ * ({@link Builder#caps}): every tree is held beyond its process group, by its own cgroup where one
+ * can be made (the confinement thread enters the tree's cgroups for the spawn through files the
+ * caller opened, since its Landlock domain forbids opening them) or else by the /proc sampler, and
+ * a private TMPDIR is reused only when nothing of its last tree can still be alive.
  *
  * <p>Landlock and seccomp need no_new_privs: <b>setuid and file-capability programs (sudo, su, ping
  * on some systems) lose their privileges inside</b>. ALLOW_LIST and PROXY need the network proxy
@@ -215,29 +214,29 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
    * (a namespace or seccomp, the socket families, and why not a namespace), the read-only host,
    * no_new_privs and its consequence, caps.
    */
-  public List<HostCapability> capabilities() {
-    List<HostCapability> rows = new ArrayList<>();
+  public List<Capability> capabilities() {
+    List<Capability> rows = new ArrayList<>();
     String engine = NativeAccess.unavailabilityCause().orElse(null);
     if (engine != null) {
       for (String d : DIMENSIONS) {
-        rows.add(new HostCapability(d, false, engine));
+        rows.add(new Capability(d, false, engine));
       }
       return rows;
     }
     String none = noConfinement().orElse(null);
     int abi = Landlock.abi();
     rows.add(
-        new HostCapability(
+        new Capability(
             "spawn",
             none == null,
             none == null
                 ? "posix_spawn through FFM on a dedicated confinement thread; pidfd + epoll reaping"
                 : "nothing runs: " + none));
-    rows.add(new HostCapability("env", true, "explicit environment"));
+    rows.add(new Capability("env", true, "explicit environment"));
     rows.add(
         none != null
-            ? new HostCapability("filesystem bounds", false, none)
-            : new HostCapability(
+            ? new Capability("filesystem bounds", false, none)
+            : new Capability(
                 "filesystem bounds",
                 true,
                 "Landlock ABI "
@@ -262,8 +261,8 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
                     + " NOT covered outside a read-only host"));
     rows.add(
         none != null
-            ? new HostCapability("terminals", false, none)
-            : new HostCapability(
+            ? new Capability("terminals", false, none)
+            : new Capability(
                 "terminals",
                 true,
                 "a session's children open only its own pty and /dev/tty (their controlling"
@@ -277,8 +276,8 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
     rows.add(userRow(none));
     rows.add(
         none != null
-            ? new HostCapability("other processes", false, none)
-            : new HostCapability(
+            ? new Capability("other processes", false, none)
+            : new Capability(
                 "other processes",
                 true,
                 "seccomp refuses (EPERM) prlimit64, sched_setaffinity, sched_setscheduler,"
@@ -289,16 +288,16 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
                     + " process's memory, environment or maps outside the sandbox"));
     rows.add(
         none != null
-            ? new HostCapability("signal scoping", false, none)
+            ? new Capability("signal scoping", false, none)
             : abi >= 6
-                ? new HostCapability(
+                ? new Capability(
                     "signal scoping",
                     true,
                     "Landlock ABI "
                         + abi
                         + ": children cannot signal processes outside their domain (the JVM) or"
                         + " connect to its abstract unix sockets")
-                : new HostCapability(
+                : new Capability(
                     "signal scoping",
                     false,
                     "needs Landlock ABI 6 (this kernel has "
@@ -307,7 +306,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
     rows.add(netDenyRow(none));
     for (NetMode m : List.of(NetMode.ALLOW_LIST, NetMode.PROXY)) {
       rows.add(
-          new HostCapability(
+          new Capability(
               "net " + m.name().toLowerCase(Locale.ROOT),
               false,
               "needs the network proxy (not built yet)"));
@@ -315,15 +314,15 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
     rows.add(readOnlyHostRow(none));
     rows.add(
         none != null
-            ? new HostCapability("no_new_privs", false, none)
-            : new HostCapability(
+            ? new Capability("no_new_privs", false, none)
+            : new Capability(
                 "no_new_privs",
                 true,
                 "set for every child (Landlock and seccomp need it): setuid and file-capability"
                     + " programs (sudo, su, some pings) run without their privileges"));
     if (none != null) {
       for (String d : List.of("memory", "cpu", "cpu throttle", "pids", "tree kill")) {
-        rows.add(new HostCapability(d, false, none));
+        rows.add(new Capability(d, false, none));
       }
     } else {
       caps.addRows(
@@ -335,7 +334,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
               : "the children cannot write the cgroup filesystem (their writes are bounded), so"
                   + " they cannot leave their cgroup");
     }
-    rows.add(new HostCapability("disk", false, "no quota mechanism"));
+    rows.add(new Capability("disk", false, "no quota mechanism"));
     return rows;
   }
 
@@ -380,18 +379,18 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
           "tree kill",
           "disk");
 
-  private static HostCapability capabilitiesRow(String none) {
+  private static Capability capabilitiesRow(String none) {
     if (none != null) {
-      return new HostCapability("capabilities", false, none);
+      return new Capability("capabilities", false, none);
     }
     return Credentials.canClearBoundingSet()
-        ? new HostCapability(
+        ? new Capability(
             "capabilities",
             true,
             "none: every child starts with empty bounding, ambient, inheritable, permitted and"
                 + " effective sets (cleared on its confinement thread alone), securebits NOROOT"
                 + " and NO_CAP_AMBIENT_RAISE locked, so not even uid 0 gains any at exec")
-        : new HostCapability(
+        : new Capability(
             "capabilities",
             true,
             "none: the children's ambient, inheritable, permitted and effective sets are empty;"
@@ -399,14 +398,14 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
                 + " setuid and file-capability programs from granting any");
   }
 
-  private HostCapability userRow(String none) {
+  private Capability userRow(String none) {
     if (none != null) {
-      return new HostCapability("user", false, none);
+      return new Capability("user", false, none);
     }
     int jvm = Credentials.processUid();
     if (user != null) {
       return jvm == 0
-          ? new HostCapability(
+          ? new Capability(
               "user",
               true,
               "children run as uid "
@@ -416,12 +415,12 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
                   + " (supplementary groups: "
                   + user.gid()
                   + " only), switched on their confinement thread alone; the JVM stays uid 0")
-          : new HostCapability(
+          : new Capability(
               "user",
               false,
               "running as another user needs root (this JVM runs as uid " + jvm + ")");
     }
-    return new HostCapability(
+    return new Capability(
         "user",
         false,
         "children run as this JVM's user, uid "
@@ -429,12 +428,12 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
             + (jvm == 0 ? " (without capabilities); runAs(uid, gid) or --user to change it" : ""));
   }
 
-  private HostCapability netDenyRow(String none) {
+  private Capability netDenyRow(String none) {
     if (none != null) {
-      return new HostCapability("net deny_all", false, none);
+      return new Capability("net deny_all", false, none);
     }
     if (denyAllNetwork() == Network.NAMESPACE) {
-      return new HostCapability(
+      return new Capability(
           "net deny_all",
           true,
           "private network namespace (only lo, up; loopback works inside); socket families "
@@ -448,7 +447,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
         rootless
             ? "rootless forced"
             : ThreadNamespaces.networkUnavailabilityCause().orElse("unavailable");
-    return new HostCapability(
+    return new Capability(
         "net deny_all",
         true,
         "seccomp: socket family "
@@ -461,26 +460,26 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
             + ")");
   }
 
-  private HostCapability readOnlyHostRow(String none) {
+  private Capability readOnlyHostRow(String none) {
     if (none != null) {
-      return new HostCapability("read-only host", false, none);
+      return new Capability("read-only host", false, none);
     }
     if (rootless) {
-      return new HostCapability(
+      return new Capability(
           "read-only host", false, "needs a private mount namespace (root); rootless forced");
     }
     Optional<String> cause = ThreadNamespaces.mountUnavailabilityCause();
     if (cause.isPresent()) {
-      return new HostCapability(
+      return new Capability(
           "read-only host", false, "needs a private mount namespace: " + cause.get());
     }
     if (!readOnlyHost) {
-      return new HostCapability(
+      return new Capability(
           "read-only host",
           false,
           "not requested (readOnlyHost(true), --read-only-host); available here");
     }
-    return new HostCapability(
+    return new Capability(
         "read-only host",
         true,
         "private mount namespace: every mount read-only (EROFS) except the writable paths, which"
@@ -489,7 +488,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
   }
 
   /**
-   * Runs {@code command} as {@link LocalRunner#exec} does, under the confinement.
+   * Runs {@code command} as {@link dev.confine.local.LocalRunner#exec} does, under the confinement.
    *
    * @throws SandboxException NOT_AVAILABLE when Landlock or seccomp filters are unavailable, when
    *     the children are to run as another user and this JVM is not root, when the host is to be
@@ -670,7 +669,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
     private Credentials.User user;
     private CapsMechanism caps = CapsMechanism.AUTO;
     private String cgroupParent;
-    private long maxOutputBytes = LocalRunner.DEFAULT_MAX_OUTPUT_BYTES;
+    private long maxOutputBytes = ExecOutcomes.DEFAULT_MAX_OUTPUT_BYTES;
     private Supplier<Map<String, String>> hostEnvironment = HostEnvironment::ofThisProcess;
 
     private Builder(String rootDir) {

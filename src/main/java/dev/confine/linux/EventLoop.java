@@ -5,6 +5,7 @@ import dev.confine.linux.libc.epoll_event;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
 import java.util.Map;
 import java.util.PriorityQueue;
 import java.util.Queue;
@@ -79,6 +80,7 @@ public final class EventLoop {
   private final AtomicLong nextToken = new AtomicLong(WAKE_TOKEN + 1);
   private final PriorityQueue<Timer> timers = new PriorityQueue<>(); // loop thread only
   private final MemorySegment readBuffer;
+  private final ByteBuffer readBufferView;
   private final MemorySegment events;
   private final MemorySegment wakeBuffer;
 
@@ -96,6 +98,7 @@ public final class EventLoop {
     wakeFd = wake;
     Arena arena = Arena.ofShared(); // lives as long as the loop, which is as long as the JVM
     readBuffer = arena.allocate(64 * 1024);
+    readBufferView = readBuffer.asByteBuffer();
     events = epoll_event.allocateArray(MAX_EVENTS, arena);
     wakeBuffer = arena.allocate(ValueLayout.JAVA_LONG);
     ctl(LibC.EPOLL_CTL_ADD(), wakeFd, LibC.EPOLLIN(), WAKE_TOKEN);
@@ -227,6 +230,11 @@ public final class EventLoop {
   /** A 64 KiB buffer for reads; only for use on the loop thread, within one handler call. */
   MemorySegment readBuffer() {
     return readBuffer;
+  }
+
+  /** {@link #readBuffer()} as a buffer, for readers above the engine. */
+  ByteBuffer readBufferView() {
+    return readBufferView;
   }
 
   private void wake() {

@@ -5,6 +5,7 @@ import dev.confine.linux.libc.pollfd;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -46,11 +47,12 @@ public final class SessionProcess {
   @FunctionalInterface
   public interface Source {
     /**
-     * Reads what is waiting into {@code into}, at most its size, without waiting.
+     * Reads what is waiting into {@code into}, from index 0 and at most its capacity (its position
+     * and limit are left alone), without waiting.
      *
      * @return the number of bytes read, 0 at end of file, or -errno
      */
-    long read(MemorySegment into);
+    long read(ByteBuffer into);
   }
 
   /**
@@ -64,7 +66,7 @@ public final class SessionProcess {
      *
      * @return the number of bytes read
      */
-    long output(int stream, Source source, MemorySegment buffer, int maxReads);
+    long output(int stream, Source source, ByteBuffer buffer, int maxReads);
 
     /** The session ended; called once, after the last {@link #output}. */
     void ended(End end);
@@ -276,7 +278,7 @@ public final class SessionProcess {
   }
 
   private void readOnLoop(int stream, int slot, long token) {
-    if (readOutput(stream, loop.fdOf(token), loop.readBuffer()) < 0) {
+    if (readOutput(stream, loop.fdOf(token), loop.readBufferView()) < 0) {
       outputClosed(slot);
     }
   }
@@ -288,7 +290,7 @@ public final class SessionProcess {
    * @return the number of bytes read, or -1 when the output ended (end of file; EIO on a pty
    *     master, which means every slave fd is closed)
    */
-  private long readOutput(int stream, int fd, MemorySegment buffer) {
+  private long readOutput(int stream, int fd, ByteBuffer buffer) {
     source.fd = fd;
     source.last = 1;
     long got = listener.output(stream, source, buffer, READS_PER_EVENT);
@@ -309,10 +311,16 @@ public final class SessionProcess {
   private static final class FdSource implements Source {
     int fd;
     long last;
+    private ByteBuffer view; // the buffer of the last read, and its memory
+    private MemorySegment memory;
 
     @Override
-    public long read(MemorySegment into) {
-      return last = Syscalls.read(fd, into, into.byteSize());
+    public long read(ByteBuffer into) {
+      if (into != view) {
+        memory = MemorySegment.ofBuffer(into.duplicate().clear());
+        view = into;
+      }
+      return last = Syscalls.read(fd, memory, memory.byteSize());
     }
   }
 
@@ -490,7 +498,7 @@ public final class SessionProcess {
   }
 
   private boolean readOnCaller(int slot, CallerBuffers b) {
-    long r = readOutput(claimStreams[slot], claimFds[slot], b.io);
+    long r = readOutput(claimStreams[slot], claimFds[slot], b.ioView);
     if (r < 0) {
       // No client reads the fd again, and it stays off the loop's watch list (no end of file for
       // the loop to find, and fight the claim for): the loop only closes it and counts it.
@@ -516,6 +524,7 @@ public final class SessionProcess {
   private static final class CallerBuffers {
     final Arena arena = Arena.ofAuto();
     final MemorySegment io = arena.allocate(64 * 1024);
+    final ByteBuffer ioView = io.asByteBuffer();
     final MemorySegment pollfds = pollfd.allocateArray(2, arena);
     final int[] slots = new int[2];
   }

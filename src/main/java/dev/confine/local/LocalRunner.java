@@ -1,9 +1,10 @@
 package dev.confine.local;
 
+import dev.confine.Capability;
+import dev.confine.CapsMechanism;
 import dev.confine.Enforcement;
 import dev.confine.EnforcementReporter;
 import dev.confine.ExecOptions;
-import dev.confine.ExecPolicy;
 import dev.confine.ExecRequest;
 import dev.confine.ExecResult;
 import dev.confine.NetMode;
@@ -12,14 +13,19 @@ import dev.confine.RootedPaths;
 import dev.confine.Runner;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
+import dev.confine.host.CapsPlan;
+import dev.confine.host.EngineSession;
+import dev.confine.host.ExecOutcomes;
+import dev.confine.host.ExecPolicy;
+import dev.confine.host.HostEnvironment;
+import dev.confine.host.ProcessRegistry;
+import dev.confine.host.WorkDir;
 import dev.confine.linux.NativeAccess;
 import dev.confine.session.ProcessInfo;
 import dev.confine.session.ProcessManager;
-import dev.confine.session.ProcessRegistry;
 import dev.confine.session.ProcessSession;
 import dev.confine.session.ProcessSpec;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -43,12 +49,6 @@ import java.util.function.Supplier;
  * children of virtual threads, and sessions, share the engine's one event-loop thread.
  */
 public final class LocalRunner implements Runner, EnforcementReporter, ProcessManager {
-  /** The default capture cap per stream: 10 MiB. */
-  public static final long DEFAULT_MAX_OUTPUT_BYTES = 10L << 20;
-
-  /** How long output may keep flowing after the leader exits (or is killed). */
-  public static final Duration DRAIN = Duration.ofSeconds(2);
-
   private final Path root;
   private final long defaultMaxOutputBytes;
   private final HostEnvironment hostEnvironment;
@@ -97,19 +97,18 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
   }
 
   /** Every policy dimension, whether it holds on this host, and by which mechanism or why not. */
-  public List<HostCapability> capabilities() {
-    List<HostCapability> rows = new ArrayList<>();
+  public List<Capability> capabilities() {
+    List<Capability> rows = new ArrayList<>();
     String engine = NativeAccess.unavailabilityCause().orElse(null);
     rows.add(
         engine == null
-            ? new HostCapability("spawn", true, "posix_spawn through FFM; pidfd + epoll reaping")
-            : new HostCapability("spawn", false, engine));
+            ? new Capability("spawn", true, "posix_spawn through FFM; pidfd + epoll reaping")
+            : new Capability("spawn", false, engine));
     rows.add(
-        new HostCapability(
-            "env", engine == null, engine == null ? "explicit environment" : engine));
+        new Capability("env", engine == null, engine == null ? "explicit environment" : engine));
     for (NetMode m : List.of(NetMode.DENY_ALL, NetMode.ALLOW_LIST, NetMode.PROXY)) {
       rows.add(
-          new HostCapability(
+          new Capability(
               "net " + m.name().toLowerCase(java.util.Locale.ROOT),
               false,
               "the local runner has no network isolation; use a confining backend"));
@@ -119,9 +118,9 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
         engine,
         "a child that may write the cgroup filesystem (root, as this runner does not bound"
             + " writes) can move itself out of its cgroup");
-    rows.add(new HostCapability("disk", false, "no quota mechanism"));
+    rows.add(new Capability("disk", false, "no quota mechanism"));
     rows.add(
-        new HostCapability(
+        new Capability(
             "filesystem bounds",
             false,
             "the local runner does not confine writes; use a confining backend"));
@@ -207,7 +206,7 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
   /** Builds a {@link LocalRunner}. */
   public static final class Builder {
     private final String rootDir;
-    private long maxOutputBytes = DEFAULT_MAX_OUTPUT_BYTES;
+    private long maxOutputBytes = ExecOutcomes.DEFAULT_MAX_OUTPUT_BYTES;
     private CapsMechanism caps = CapsMechanism.AUTO;
     private String cgroupParent;
     private Supplier<Map<String, String>> hostEnvironment = HostEnvironment::ofThisProcess;

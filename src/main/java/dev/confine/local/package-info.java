@@ -1,2 +1,5 @@
-/** {@link dev.confine.local.LocalRunner}: host processes with policy checks and no isolation. */
+/**
+ * {@link dev.confine.local.LocalRunner}: host processes with policy checks, caps and tree tracking,
+ * and no confinement.
+ */
 package dev.confine.local;

@@ -13,11 +13,18 @@ public final class OutputChunk {
   private final ProcessStream stream;
   private final byte[] data;
 
-  /** Takes ownership of {@code data}: only the log creates chunks this way. */
-  OutputChunk(long seq, ProcessStream stream, byte[] data, boolean owned) {
+  private OutputChunk(long seq, ProcessStream stream, byte[] data, boolean owned) {
     this.seq = seq;
     this.stream = Objects.requireNonNull(stream, "stream");
     this.data = owned ? data : data.clone();
+  }
+
+  /**
+   * A chunk that takes ownership of {@code data}, for a session implementation that hands out an
+   * array it made for this chunk alone: the caller must never change {@code data} afterwards.
+   */
+  public static OutputChunk adopting(long seq, ProcessStream stream, byte[] data) {
+    return new OutputChunk(seq, stream, Objects.requireNonNull(data, "data"), true);
   }
 
   /**

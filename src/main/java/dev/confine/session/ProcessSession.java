@@ -58,7 +58,7 @@ public interface ProcessSession extends AutoCloseable {
    * @throws ProcessClosedException when the session is closed, also while waiting
    */
   default OutputRead read(long afterSeq, ByteBuffer into) throws InterruptedException {
-    return copy(afterSeq, read(afterSeq, OutputLog.room(into)), into);
+    return copy(afterSeq, read(afterSeq, room(into)), into);
   }
 
   /**
@@ -68,7 +68,23 @@ public interface ProcessSession extends AutoCloseable {
    */
   default OutputRead read(long afterSeq, ByteBuffer into, Duration timeout)
       throws InterruptedException {
-    return copy(afterSeq, read(afterSeq, OutputLog.room(into), timeout), into);
+    return copy(afterSeq, read(afterSeq, room(into), timeout), into);
+  }
+
+  /**
+   * The room {@code into} has for a read.
+   *
+   * @throws SandboxException VALIDATION when it is read-only or has none
+   */
+  private static int room(ByteBuffer into) {
+    if (into.isReadOnly() || !into.hasRemaining()) {
+      throw new SandboxException(
+          SandboxException.Kind.VALIDATION,
+          "sandbox: Read buffer must be writable and have room (got "
+              + (into.isReadOnly() ? "a read-only buffer" : "no room")
+              + ")");
+    }
+    return into.remaining();
   }
 
   /** The chunks of {@code out} on the stream of its first, copied into {@code into}. */

@@ -3,6 +3,7 @@ package dev.confine.confined;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
+import dev.confine.Capability;
 import dev.confine.Enforcement;
 import dev.confine.ExecOptions;
 import dev.confine.ExecResult;
@@ -12,7 +13,6 @@ import dev.confine.SandboxException.Kind;
 import dev.confine.confined.ConfinedModes.Mode;
 import dev.confine.linux.Landlock;
 import dev.confine.linux.SeccompFilter;
-import dev.confine.local.HostCapability;
 import dev.confine.testing.HostRequirements;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -78,7 +78,7 @@ class ConfinedCapsTest {
       assertThat(r.capabilities())
           .filteredOn(c -> c.dimension().equals("tree kill"))
           .singleElement()
-          .extracting(HostCapability::detail)
+          .extracting(Capability::detail)
           .asString()
           .contains("cannot leave their cgroup");
     }

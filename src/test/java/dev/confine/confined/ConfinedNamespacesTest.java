@@ -3,6 +3,7 @@ package dev.confine.confined;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.sun.net.httpserver.HttpServer;
+import dev.confine.Capability;
 import dev.confine.ExecOptions;
 import dev.confine.ExecResult;
 import dev.confine.NetPolicy;
@@ -10,7 +11,6 @@ import dev.confine.linux.ConfinementThreads.Network;
 import dev.confine.linux.Landlock;
 import dev.confine.linux.SeccompFilter;
 import dev.confine.linux.ThreadNamespaces;
-import dev.confine.local.HostCapability;
 import dev.confine.local.LocalRunner;
 import dev.confine.testing.HostRequirements;
 import java.io.IOException;
@@ -336,7 +336,7 @@ class ConfinedNamespacesTest {
 
   @Test
   void capabilitiesNameTheNamespaces() {
-    List<HostCapability> rows = readOnlyHost().capabilities();
+    List<Capability> rows = readOnlyHost().capabilities();
     assertThat(rows)
         .filteredOn(r -> r.dimension().equals("net deny_all"))
         .singleElement()

@@ -3,6 +3,7 @@ package dev.confine.confined;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.confine.Capability;
 import dev.confine.ExecOptions;
 import dev.confine.ExecResult;
 import dev.confine.NetPolicy;
@@ -11,7 +12,6 @@ import dev.confine.SandboxException.Kind;
 import dev.confine.linux.ConfinementThreads.Network;
 import dev.confine.linux.Landlock;
 import dev.confine.linux.SeccompFilter;
-import dev.confine.local.HostCapability;
 import dev.confine.testing.HostRequirements;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -79,7 +79,7 @@ class ConfinedRootlessTest {
 
   @Test
   void capabilitiesSayWhyNoNamespaceIsUsed() {
-    List<HostCapability> rows = rootless().capabilities();
+    List<Capability> rows = rootless().capabilities();
     assertThat(rows)
         .filteredOn(r -> r.dimension().equals("net deny_all"))
         .singleElement()

@@ -4,12 +4,12 @@ import static dev.confine.testing.SessionReads.readUntil;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.confine.Capability;
 import dev.confine.ExecOptions;
 import dev.confine.ExecResult;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
 import dev.confine.linux.Landlock;
-import dev.confine.local.HostCapability;
 import dev.confine.session.ProcessExit;
 import dev.confine.session.ProcessSession;
 import dev.confine.session.ProcessSpec;
@@ -118,7 +118,7 @@ class ConfinedRunAsTest {
     assertThat(ConfinedRunner.builder(root.toString()).build().capabilities())
         .filteredOn(c -> c.dimension().equals("user"))
         .singleElement()
-        .extracting(HostCapability::detail)
+        .extracting(Capability::detail)
         .asString()
         .contains("this JVM's user, uid 0");
   }

@@ -1,7 +1,7 @@
 package dev.confine.confined;
 
+import dev.confine.CapsMechanism;
 import dev.confine.Runner;
-import dev.confine.local.CapsMechanism;
 import dev.confine.local.TreeKillScenariosTest;
 import dev.confine.testing.HostRequirements;
 import java.nio.file.Path;

@@ -3,6 +3,7 @@ package dev.confine.confined;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.confine.Capability;
 import dev.confine.ExecOptions;
 import dev.confine.ExecResult;
 import dev.confine.NetPolicy;
@@ -12,7 +13,6 @@ import dev.confine.linux.ConfinementThreads.Network;
 import dev.confine.linux.Landlock;
 import dev.confine.linux.SeccompFilter;
 import dev.confine.linux.ThreadNamespaces;
-import dev.confine.local.HostCapability;
 import dev.confine.testing.HostRequirements;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -97,7 +97,7 @@ class ConfinedUnprivilegedTest {
             SandboxException.class, e -> assertThat(e.kind()).isEqualTo(Kind.NOT_AVAILABLE))
         .hasMessageContaining("read-only host needs a private mount namespace")
         .hasMessageContaining("needs root");
-    List<HostCapability> rows = runner.capabilities();
+    List<Capability> rows = runner.capabilities();
     assertThat(rows)
         .filteredOn(c -> c.dimension().equals("read-only host"))
         .singleElement()

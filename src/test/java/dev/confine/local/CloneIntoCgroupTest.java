@@ -2,6 +2,7 @@ package dev.confine.local;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.confine.CapsMechanism;
 import dev.confine.ExecOptions;
 import dev.confine.ExecResult;
 import dev.confine.ResourceLimits;

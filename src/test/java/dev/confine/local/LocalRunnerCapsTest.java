@@ -2,6 +2,8 @@ package dev.confine.local;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.confine.Capability;
+import dev.confine.CapsMechanism;
 import dev.confine.Enforcement;
 import dev.confine.ExecOptions;
 import dev.confine.ExecResult;
@@ -181,7 +183,7 @@ class LocalRunnerCapsTest {
   void v2WithoutControllersSaysSoAndRefusesMemoryAndPidsCaps() {
     LocalRunner r = runner(CapsMechanism.CGROUP_V2);
     Enforcement en = r.enforcement();
-    HostCapability memory =
+    Capability memory =
         r.capabilities().stream()
             .filter(c -> c.dimension().equals("memory"))
             .findFirst()

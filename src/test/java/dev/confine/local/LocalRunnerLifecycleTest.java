@@ -6,6 +6,7 @@ import dev.confine.ExecOptions;
 import dev.confine.ExecResult;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
+import dev.confine.host.ExecOutcomes;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -135,11 +136,13 @@ class LocalRunnerLifecycleTest {
     ExecResult r = runner().exec("sh", List.of("-c", "sleep 60 & echo $!"), null);
     Duration elapsed = Duration.ofNanos(System.nanoTime() - start);
     assertThat(r.leftoversKilled()).isTrue();
-    assertThat(r.wallTime()).isGreaterThanOrEqualTo(LocalRunner.DRAIN).isLessThanOrEqualTo(elapsed);
+    assertThat(r.wallTime())
+        .isGreaterThanOrEqualTo(ExecOutcomes.DRAIN)
+        .isLessThanOrEqualTo(elapsed);
     // The child's own time ends at its reaping, before the drain began.
     assertThat(r.childTime())
         .isPositive()
-        .isLessThanOrEqualTo(r.wallTime().minus(LocalRunner.DRAIN));
+        .isLessThanOrEqualTo(r.wallTime().minus(ExecOutcomes.DRAIN));
   }
 
   @Test

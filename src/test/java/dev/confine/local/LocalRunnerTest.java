@@ -2,6 +2,7 @@ package dev.confine.local;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.confine.CapsMechanism;
 import dev.confine.Enforcement;
 import dev.confine.EnvPolicy;
 import dev.confine.ExecOptions;

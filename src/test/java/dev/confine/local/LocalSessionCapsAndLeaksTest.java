@@ -3,6 +3,7 @@ package dev.confine.local;
 import static dev.confine.testing.SessionReads.readUntil;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.confine.CapsMechanism;
 import dev.confine.ExecOptions;
 import dev.confine.ResourceLimits;
 import dev.confine.SandboxException.Kind;

@@ -11,6 +11,7 @@ import dev.confine.ResourceLimits;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
 import dev.confine.SequenceGapException;
+import dev.confine.host.EngineSession;
 import dev.confine.session.EventStream;
 import dev.confine.session.OutputChunk;
 import dev.confine.session.OutputRead;

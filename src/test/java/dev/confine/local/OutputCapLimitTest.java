@@ -9,6 +9,7 @@ import dev.confine.Runner;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
 import dev.confine.confined.ConfinedRunner;
+import dev.confine.host.ExecOutcomes;
 import dev.confine.linux.Landlock;
 import dev.confine.testing.HostRequirements;
 import java.nio.file.Path;
@@ -107,8 +108,8 @@ class OutputCapLimitTest {
   void aDefaultNobodyChoseIsLoweredToTheLimitAndAnythingElseAboveItIsRefused() {
     long limit = limit();
     assertThat(ExecOutcomes.captureCap("x", Long.MAX_VALUE, false)).isEqualTo(limit);
-    assertThat(ExecOutcomes.captureCap("x", LocalRunner.DEFAULT_MAX_OUTPUT_BYTES, false))
-        .isEqualTo(Math.min(LocalRunner.DEFAULT_MAX_OUTPUT_BYTES, limit));
+    assertThat(ExecOutcomes.captureCap("x", ExecOutcomes.DEFAULT_MAX_OUTPUT_BYTES, false))
+        .isEqualTo(Math.min(ExecOutcomes.DEFAULT_MAX_OUTPUT_BYTES, limit));
     assertThat(ExecOutcomes.captureCap("x", limit, true)).isEqualTo(limit);
     assertThat(ExecOutcomes.captureCap("x", 5, true)).isEqualTo(5);
     for (boolean fromCall : new boolean[] {true, false}) {

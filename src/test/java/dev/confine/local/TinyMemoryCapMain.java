@@ -1,9 +1,11 @@
 package dev.confine.local;
 
+import dev.confine.CapsMechanism;
 import dev.confine.ExecOptions;
 import dev.confine.ExecResult;
 import dev.confine.ResourceLimits;
 import dev.confine.SandboxException;
+import dev.confine.host.ExecOutcomes;
 import dev.confine.linux.CgroupGuard;
 import dev.confine.linux.Cgroups;
 import dev.confine.linux.Completion;
@@ -68,7 +70,7 @@ public final class TinyMemoryCapMain {
                     null,
                     1 << 16,
                     new CgroupGuard(cgroups, new TreeLimits(cap, 0, 0, 0)))
-                .runToCompletion(Long.MAX_VALUE, LocalRunner.DRAIN.toNanos());
+                .runToCompletion(Long.MAX_VALUE, ExecOutcomes.DRAIN.toNanos());
         ended += c.exit() != null ? 1 : 0;
       }
       System.out.println("engine cap=" + cap + " ended=" + ended);

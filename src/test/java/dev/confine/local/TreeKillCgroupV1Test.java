@@ -1,5 +1,7 @@
 package dev.confine.local;
 
+import dev.confine.CapsMechanism;
+
 /** {@link TreeKillScenariosTest} under cgroup v1: a freezer cgroup the child starts in. */
 class TreeKillCgroupV1Test extends TreeKillScenariosTest {
   @Override

@@ -1,5 +1,6 @@
 package dev.confine.local;
 
+import dev.confine.CapsMechanism;
 import org.junit.jupiter.api.Tag;
 
 /**

@@ -3,6 +3,8 @@ package dev.confine.local;
 import static dev.confine.testing.SessionReads.readUntil;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.confine.Capability;
+import dev.confine.CapsMechanism;
 import dev.confine.ExecOptions;
 import dev.confine.ExecResult;
 import dev.confine.Runner;
@@ -75,19 +77,19 @@ public abstract class TreeKillScenariosTest {
 
   Runner runner() {
     Runner r = build(root);
-    HostCapability row = treeKillRow(r);
+    Capability row = treeKillRow(r);
     HostRequirements.require(
         row.enforced() && row.detail().contains(treeKillDetail()),
         mechanism() + " does not track the tree here: " + row);
     return r;
   }
 
-  HostCapability treeKillRow() {
+  Capability treeKillRow() {
     return treeKillRow(runner());
   }
 
-  static HostCapability treeKillRow(Runner r) {
-    List<HostCapability> rows =
+  static Capability treeKillRow(Runner r) {
+    List<Capability> rows =
         switch (r) {
           case LocalRunner l -> l.capabilities();
           case ConfinedRunner c -> c.capabilities();

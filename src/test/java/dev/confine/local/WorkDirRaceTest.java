@@ -10,6 +10,8 @@ import dev.confine.ExecResult;
 import dev.confine.PathTraversalException;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
+import dev.confine.host.ExecOutcomes;
+import dev.confine.host.WorkDir;
 import dev.confine.linux.TreeGuard;
 import dev.confine.session.ProcessSession;
 import dev.confine.session.ProcessSpec;

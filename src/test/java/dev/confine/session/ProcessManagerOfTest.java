@@ -18,6 +18,8 @@ import dev.confine.Runner;
 import dev.confine.Runners;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
+import dev.confine.host.ProcessRegistry;
+import dev.confine.testing.FakeSession;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.confine.SandboxException;
+import dev.confine.host.OutputLog;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.Optional;

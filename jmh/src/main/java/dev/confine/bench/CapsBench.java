@@ -1,9 +1,9 @@
 package dev.confine.bench;
 
+import dev.confine.CapsMechanism;
 import dev.confine.ExecOptions;
 import dev.confine.ExecResult;
 import dev.confine.ResourceLimits;
-import dev.confine.local.CapsMechanism;
 import dev.confine.local.LocalRunner;
 import java.io.IOException;
 import java.nio.file.Files;

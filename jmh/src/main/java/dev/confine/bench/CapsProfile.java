@@ -1,5 +1,6 @@
 package dev.confine.bench;
 
+import dev.confine.host.ExecOutcomes;
 import dev.confine.linux.CgroupGuard;
 import dev.confine.linux.CgroupLayout;
 import dev.confine.linux.Cgroups;
@@ -10,7 +11,6 @@ import dev.confine.linux.Spawner;
 import dev.confine.linux.TreeGuard;
 import dev.confine.linux.TreeLimits;
 import dev.confine.linux.TreeUsage;
-import dev.confine.local.LocalRunner;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -48,7 +48,7 @@ public final class CapsProfile {
   private static final long MEMORY = 256L << 20;
   private static final int PROCESSES = 64;
   private static final List<String> CONTROLLERS = List.of("memory", "pids", "cpuacct", "freezer");
-  private static final long DRAIN = LocalRunner.DRAIN.toNanos(); // as LocalRunner.exec waits
+  private static final long DRAIN = ExecOutcomes.DRAIN.toNanos(); // as LocalRunner.exec waits
 
   private CapsProfile() {}
 

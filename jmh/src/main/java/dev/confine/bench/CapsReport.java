@@ -1,10 +1,10 @@
 package dev.confine.bench;
 
+import dev.confine.CapsMechanism;
 import dev.confine.ExecOptions;
 import dev.confine.ExecResult;
 import dev.confine.ResourceLimits;
 import dev.confine.SandboxException;
-import dev.confine.local.CapsMechanism;
 import dev.confine.local.LocalRunner;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

@@ -1,10 +1,10 @@
 package dev.confine.bench;
 
+import dev.confine.Capability;
 import dev.confine.ExecOptions;
 import dev.confine.ExecResult;
 import dev.confine.NetPolicy;
 import dev.confine.confined.ConfinedRunner;
-import dev.confine.local.HostCapability;
 import dev.confine.local.LocalRunner;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -78,7 +78,7 @@ public class ConfinedBench {
   private static String denyAllMechanism(ConfinedRunner r) {
     return r.capabilities().stream()
         .filter(c -> c.dimension().equals("net deny_all"))
-        .map(HostCapability::detail)
+        .map(Capability::detail)
         .findFirst()
         .orElse("?");
   }

@@ -1,6 +1,8 @@
 package dev.confine.bench;
 
+import dev.confine.Capability;
 import dev.confine.ExecResult;
+import dev.confine.host.ExecOutcomes;
 import dev.confine.linux.CgroupGuard;
 import dev.confine.linux.Cgroups;
 import dev.confine.linux.Completion;
@@ -9,7 +11,6 @@ import dev.confine.linux.SamplerGuard;
 import dev.confine.linux.SpawnSpec;
 import dev.confine.linux.TreeGuard;
 import dev.confine.linux.TreeLimits;
-import dev.confine.local.HostCapability;
 import dev.confine.local.LocalRunner;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -54,7 +55,7 @@ public final class DefaultExecProfile {
     String tracking =
         runner.capabilities().stream()
             .filter(c -> c.dimension().equals("tree kill"))
-            .map(HostCapability::detail)
+            .map(Capability::detail)
             .findFirst()
             .orElse("?");
     SpawnSpec spec =
@@ -133,8 +134,8 @@ public final class DefaultExecProfile {
 
   private static void run(SpawnSpec spec, TreeGuard guard) {
     Completion c =
-        Execution.start(spec, null, LocalRunner.DEFAULT_MAX_OUTPUT_BYTES, guard)
-            .runToCompletion(Long.MAX_VALUE, LocalRunner.DRAIN.toNanos());
+        Execution.start(spec, null, ExecOutcomes.DEFAULT_MAX_OUTPUT_BYTES, guard)
+            .runToCompletion(Long.MAX_VALUE, ExecOutcomes.DRAIN.toNanos());
     if (c.exit() == null || c.exit().signaled() || c.exit().code() != 0) {
       throw new IllegalStateException("/bin/true did not exit 0: " + c);
     }

@@ -1,7 +1,7 @@
-package dev.confine.session;
+package dev.confine.host;
 
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
+import dev.confine.session.OutputChunk;
+import dev.confine.session.ProcessStream;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 
@@ -140,9 +140,9 @@ final class ChunkStore {
   /**
    * Appends a copy of the first {@code n} bytes of {@code data} (positive) as {@link #add} does.
    */
-  void add(ProcessStream stream, MemorySegment data, int n) {
+  void add(ProcessStream stream, ByteBuffer data, int n) {
     int at = reserve(n);
-    MemorySegment.copy(data, ValueLayout.JAVA_BYTE, 0, tail, at, n);
+    data.get(0, tail, at, n);
     commit(stream, n);
   }
 
@@ -260,7 +260,7 @@ final class ChunkStore {
     int offset = offsets[p] + (int) (from - starts[p]);
     byte[] bytes = new byte[(int) (to - from)];
     System.arraycopy(segments[p], offset, bytes, 0, bytes.length);
-    return new OutputChunk(from, STREAMS[streams[p]], bytes, true);
+    return OutputChunk.adopting(from, STREAMS[streams[p]], bytes);
   }
 
   /** A copy of the whole retained chunk {@code i}. */

@@ -1,4 +1,4 @@
-package dev.confine.local;
+package dev.confine;
 
 /**
  * One row of what a runner enforces on this host, for reports such as {@code confine doctor}.
@@ -7,4 +7,4 @@ package dev.confine.local;
  * @param enforced whether it holds here
  * @param detail the mechanism when enforced, the reason when not
  */
-public record HostCapability(String dimension, boolean enforced, String detail) {}
+public record Capability(String dimension, boolean enforced, String detail) {}

@@ -1,4 +1,4 @@
-package dev.confine.local;
+package dev.confine.host;
 
 import dev.confine.ByteStrings;
 import java.io.IOException;

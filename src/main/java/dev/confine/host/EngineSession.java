@@ -1,4 +1,4 @@
-package dev.confine.local;
+package dev.confine.host;
 
 import dev.confine.ExecRequest;
 import dev.confine.ProcessClosedException;
@@ -11,7 +11,6 @@ import dev.confine.linux.SpawnSpec;
 import dev.confine.linux.TreeGuard;
 import dev.confine.linux.WorkDirectory;
 import dev.confine.session.EventStream;
-import dev.confine.session.OutputLog;
 import dev.confine.session.OutputRead;
 import dev.confine.session.ProcessEventSource;
 import dev.confine.session.ProcessExit;
@@ -21,7 +20,6 @@ import dev.confine.session.ProcessSignal;
 import dev.confine.session.ProcessSignaler;
 import dev.confine.session.ProcessSpec;
 import dev.confine.session.ProcessStream;
-import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.List;
@@ -31,13 +29,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A session on the engine: a {@link SessionProcess} whose output goes to an {@link OutputLog}.
- * Shared by the runners that run host processes ({@link LocalRunner}, {@code ConfinedRunner});
+ * Shared by the runners that run host processes ({@code LocalRunner}, {@code ConfinedRunner});
  * internal, not API.
  */
 public final class EngineSession
     implements ProcessSession, ProcessSignaler, ProcessEventSource, SessionProcess.Listener {
   /** How long terminate waits after SIGTERM before it kills the tree. */
-  static final Duration TERMINATE_GRACE = Duration.ofSeconds(2);
+  public static final Duration TERMINATE_GRACE = Duration.ofSeconds(2);
 
   // SIGKILL lands at once; only a task stuck in the kernel takes longer to be reaped.
   private static final long CLOSE_WAIT_NANOS = TimeUnit.SECONDS.toNanos(10);
@@ -113,7 +111,7 @@ public final class EngineSession
               spec.cols(),
               guard,
               timeout.isZero() ? 0 : saturatedNanos(timeout),
-              LocalRunner.DRAIN.toNanos(),
+              ExecOutcomes.DRAIN.toNanos(),
               session);
       // A platform thread blocked in read pulls the output itself, with no hop through the loop.
       SessionProcess process = session.process;
@@ -142,7 +140,7 @@ public final class EngineSession
   }
 
   @Override
-  public long output(int stream, SessionProcess.Source source, MemorySegment buffer, int maxReads) {
+  public long output(int stream, SessionProcess.Source source, ByteBuffer buffer, int maxReads) {
     return log.appendFrom(STREAMS[stream], source::read, buffer, maxReads);
   }
 

@@ -1,4 +1,9 @@
-package dev.confine;
+package dev.confine.host;
+
+import dev.confine.Enforcement;
+import dev.confine.ExecOptions;
+import dev.confine.ResourceLimits;
+import dev.confine.SandboxException;
 
 /**
  * The pre-spawn checks every backend makes before it runs anything (the seed's {@code

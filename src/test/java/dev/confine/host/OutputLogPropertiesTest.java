@@ -1,12 +1,15 @@
-package dev.confine.session;
+package dev.confine.host;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.confine.SequenceGapException;
+import dev.confine.session.OutputChunk;
+import dev.confine.session.OutputRead;
+import dev.confine.session.ProcessExit;
+import dev.confine.session.ProcessOutput;
+import dev.confine.session.ProcessStream;
 import java.io.ByteArrayOutputStream;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -162,7 +165,7 @@ class OutputLogPropertiesTest {
    */
   private static void appendFrom(OutputLog log, Step step, List<Integer> chunkSizes) {
     byte[] data = step.data();
-    MemorySegment buffer = MemorySegment.ofArray(new byte[64 * 1024]);
+    ByteBuffer buffer = ByteBuffer.wrap(new byte[64 * 1024]);
     int[] at = {0};
     while (at[0] < data.length) {
       long before = at[0];
@@ -170,11 +173,11 @@ class OutputLogPropertiesTest {
           log.appendFrom(
               step.stream(),
               into -> {
-                int n = (int) Math.min(Math.min(into.byteSize(), step.max()), data.length - at[0]);
+                int n = Math.min(Math.min(into.capacity(), step.max()), data.length - at[0]);
                 if (n == 0) {
                   return -11; // EAGAIN
                 }
-                MemorySegment.copy(data, at[0], into, ValueLayout.JAVA_BYTE, 0, n);
+                into.put(0, data, at[0], n);
                 at[0] += n;
                 chunkSizes.add(n);
                 return n;

@@ -1,4 +1,4 @@
-package dev.confine.local;
+package dev.confine;
 
 /**
  * How a {@link LocalRunner} enforces memory, CPU and process caps, and how it holds every tree

@@ -1,9 +1,20 @@
-package dev.confine;
+package dev.confine.host;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.confine.Enforcement;
+import dev.confine.EnforcementReporter;
+import dev.confine.EnvPolicy;
+import dev.confine.ExecOptions;
+import dev.confine.ExecResult;
+import dev.confine.NetMode;
+import dev.confine.NetPolicy;
+import dev.confine.NoopRunner;
+import dev.confine.ResourceLimits;
+import dev.confine.Runner;
+import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
 import java.time.Duration;
 import java.util.Arrays;

@@ -1,9 +1,15 @@
-package dev.confine.session;
+package dev.confine.host;
 
 import dev.confine.ProcessClosedException;
 import dev.confine.SandboxException;
 import dev.confine.SequenceGapException;
-import java.lang.foreign.MemorySegment;
+import dev.confine.session.EventStream;
+import dev.confine.session.OutputChunk;
+import dev.confine.session.OutputRead;
+import dev.confine.session.ProcessEvent;
+import dev.confine.session.ProcessExit;
+import dev.confine.session.ProcessOutput;
+import dev.confine.session.ProcessStream;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -127,11 +133,12 @@ public final class OutputLog {
   @FunctionalInterface
   public interface Source {
     /**
-     * Reads what is waiting into {@code into}, at most its size, without waiting.
+     * Reads what is waiting into {@code into}, from index 0 and at most its capacity, without
+     * waiting.
      *
      * @return the number of bytes read; 0 or negative when none came (the source knows why)
      */
-    long read(MemorySegment into);
+    long read(ByteBuffer into);
   }
 
   /**
@@ -141,11 +148,11 @@ public final class OutputLog {
    * the backend read a reader takes in one go. After {@link #finish} or {@link #close} the bytes
    * are read and dropped. Holds the log's lock through the reads, so the source must not block.
    *
-   * @param buffer the reading thread's own native memory, which stays in its cache: the bytes are
+   * @param buffer the reading thread's own (native) buffer, which stays in its cache: the bytes are
    *     copied into the log's memory after each read
    * @return the number of bytes taken from the source
    */
-  public long appendFrom(ProcessStream stream, Source source, MemorySegment buffer, int maxReads) {
+  public long appendFrom(ProcessStream stream, Source source, ByteBuffer buffer, int maxReads) {
     Objects.requireNonNull(stream, "stream");
     lock.lock();
     try {
@@ -162,7 +169,7 @@ public final class OutputLog {
           added = true;
         }
         total += n;
-        if (n < buffer.byteSize()) {
+        if (n < buffer.capacity()) {
           break; // the source is (almost surely) empty: the next call finds out
         }
       }

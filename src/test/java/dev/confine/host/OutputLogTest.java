@@ -1,4 +1,4 @@
-package dev.confine.session;
+package dev.confine.host;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -8,8 +8,14 @@ import static org.assertj.core.api.Assertions.tuple;
 import dev.confine.ProcessClosedException;
 import dev.confine.SandboxException;
 import dev.confine.SequenceGapException;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
+import dev.confine.session.EventStream;
+import dev.confine.session.OutputChunk;
+import dev.confine.session.OutputRead;
+import dev.confine.session.ProcessEvent;
+import dev.confine.session.ProcessExit;
+import dev.confine.session.ProcessOutput;
+import dev.confine.session.ProcessStream;
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -206,21 +212,21 @@ class OutputLogTest {
     }
 
     @Override
-    public long read(MemorySegment into) {
+    public long read(ByteBuffer into) {
       reads++;
-      int n = (int) Math.min(Math.min(into.byteSize(), piece), data.length - at);
+      int n = Math.min(Math.min(into.capacity(), piece), data.length - at);
       if (n == 0) {
         return -11; // EAGAIN
       }
-      MemorySegment.copy(data, at, into, ValueLayout.JAVA_BYTE, 0, n);
+      into.put(0, data, at, n);
       at += n;
       return n;
     }
   }
 
   /** A reading thread's buffer, as the engine's is: 64 KiB. */
-  private static MemorySegment buffer() {
-    return MemorySegment.ofArray(new byte[64 * 1024]);
+  private static ByteBuffer buffer() {
+    return ByteBuffer.wrap(new byte[64 * 1024]);
   }
 
   private static byte[] pattern(int n) {
@@ -235,7 +241,7 @@ class OutputLogTest {
   void appendFromStopsAtTheFirstReadThatFillsLessThanTheBuffer() throws InterruptedException {
     OutputLog log = new OutputLog(0);
     Pipe pipe = new Pipe(b("hello"), Integer.MAX_VALUE);
-    MemorySegment buffer = buffer();
+    ByteBuffer buffer = buffer();
     assertThat(log.appendFrom(ProcessStream.STDOUT, pipe, buffer, 16)).isEqualTo(5);
     assertThat(pipe.reads).isEqualTo(1); // 5 bytes in a 64 KiB buffer: the pipe is empty
     assertThat(log.read(0, 100).chunks())
@@ -253,7 +259,7 @@ class OutputLogTest {
     Pipe pipe = new Pipe(data, Integer.MAX_VALUE);
     // Every read fills the buffer, so only maxReads stops it; each read is a chunk of its own,
     // the third one in a new segment (the first holds 4 KiB).
-    MemorySegment buffer = MemorySegment.ofArray(new byte[1500]);
+    ByteBuffer buffer = ByteBuffer.wrap(new byte[1500]);
     assertThat(log.appendFrom(ProcessStream.STDERR, pipe, buffer, 3)).isEqualTo(4500);
     assertThat(pipe.reads).isEqualTo(3);
     ProcessOutput out = log.read(0, 1 << 20);
@@ -296,7 +302,7 @@ class OutputLogTest {
     OutputLog log = new OutputLog(256 << 10);
     EventStream events = log.watch();
     byte[] first = pattern(4096);
-    MemorySegment buffer = buffer();
+    ByteBuffer buffer = buffer();
     log.appendFrom(ProcessStream.STDOUT, new Pipe(first, Integer.MAX_VALUE), buffer, 1);
     ProcessOutput read = log.read(0, 4096);
     ProcessEvent event = events.take();

@@ -1,4 +1,4 @@
-package dev.confine.local;
+package dev.confine.host;
 
 import dev.confine.PathTraversalException;
 import dev.confine.RootedPaths;

@@ -1,5 +1,7 @@
-package dev.confine.local;
+package dev.confine.host;
 
+import dev.confine.Capability;
+import dev.confine.CapsMechanism;
 import dev.confine.Enforcement;
 import dev.confine.ExecOptions;
 import dev.confine.ResourceLimits;
@@ -16,7 +18,7 @@ import java.nio.file.Path;
 import java.util.List;
 
 /**
- * How the runners that run host processes ({@link LocalRunner}, {@code ConfinedRunner}) enforce
+ * How the runners that run host processes ({@code LocalRunner}, {@code ConfinedRunner}) enforce
  * memory, CPU and process caps and hold every tree beyond its process group on this host: the
  * mechanism chosen once, from a {@link CapsMechanism} and what the host offers, the guard of each
  * exec, and the rows of the enforcement report that say what holds. Internal, not API.
@@ -115,7 +117,7 @@ public final class CapsPlan {
    * @param treeKillCaveat what the tree-kill row adds when a cgroup holds every tree: whether the
    *     children can leave it
    */
-  public void addRows(List<HostCapability> rows, String engine, String treeKillCaveat) {
+  public void addRows(List<Capability> rows, String engine, String treeKillCaveat) {
     if (sampler) {
       String how =
           "/proc sampler every 50 ms (10 ms in the first 100 ms), kill on overflow, fail-closed"
@@ -126,7 +128,7 @@ public final class CapsPlan {
               + noCgroupsReason
               + ")";
       rows.add(
-          new HostCapability(
+          new Capability(
               "memory",
               true,
               "aggregate RSS from "
@@ -137,22 +139,22 @@ public final class CapsPlan {
                   + " (/dev/shm, memfd, SysV segments) that no member maps, which /proc attributes"
                   + " to no process"));
       rows.add(
-          new HostCapability(
+          new Capability(
               "cpu",
               true,
               "budget (the tree is killed once it is spent) from user+system time, " + how));
-      rows.add(new HostCapability("cpu throttle", false, "needs a cgroup cpu controller"));
-      rows.add(new HostCapability("pids", false, "needs cgroups: " + noCgroupsReason));
+      rows.add(new Capability("cpu throttle", false, "needs a cgroup cpu controller"));
+      rows.add(new Capability("pids", false, "needs cgroups: " + noCgroupsReason));
     } else if (cgroups == null) {
       String why = engine != null ? engine : noCgroupsReason;
       for (String d : List.of("memory", "cpu", "cpu throttle", "pids")) {
-        rows.add(new HostCapability(d, false, why));
+        rows.add(new Capability(d, false, why));
       }
     } else {
       rows.add(row("memory", cgroups.memory()));
       Cgroups.Capability cpu = cgroups.cpuAccounting();
       rows.add(
-          new HostCapability(
+          new Capability(
               "cpu",
               cpu.available(),
               cpu.available()
@@ -173,12 +175,12 @@ public final class CapsPlan {
           + " orphaned before any sample saw it (a daemon's double fork within the first"
           + " milliseconds, or between two samples)";
 
-  private HostCapability treeKillRow(String engine, String caveat) {
+  private Capability treeKillRow(String engine, String caveat) {
     if (engine != null) {
-      return new HostCapability("tree kill", false, engine);
+      return new Capability("tree kill", false, engine);
     }
     if (tracking.cgroups() != null) {
-      return new HostCapability(
+      return new Capability(
           "tree kill",
           true,
           "every exec and session, capped or not: "
@@ -187,7 +189,7 @@ public final class CapsPlan {
               + caveat);
     }
     if (tracking.sampler()) {
-      return new HostCapability(
+      return new Capability(
           "tree kill",
           true,
           "every exec and session, capped or not: "
@@ -196,7 +198,7 @@ public final class CapsPlan {
               + tracking.why()
               + ")");
     }
-    return new HostCapability(
+    return new Capability(
         "tree kill",
         false,
         "process group only: no cgroup can be made ("
@@ -205,8 +207,8 @@ public final class CapsPlan {
             + " does not work here");
   }
 
-  private static HostCapability row(String dimension, Cgroups.Capability c) {
-    return new HostCapability(dimension, c.available(), c.detail());
+  private static Capability row(String dimension, Cgroups.Capability c) {
+    return new Capability(dimension, c.available(), c.detail());
   }
 
   /**

@@ -1,7 +1,8 @@
-package dev.confine.session;
+package dev.confine.host;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.confine.session.ProcessStream;
 import org.junit.jupiter.api.Test;
 
 /** How {@link ChunkStore} sizes, retires and reuses its segments. */

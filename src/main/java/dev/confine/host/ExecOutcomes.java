@@ -1,4 +1,4 @@
-package dev.confine.local;
+package dev.confine.host;
 
 import dev.confine.ExecOptions;
 import dev.confine.ExecRequest;
@@ -22,10 +22,16 @@ import java.util.List;
 
 /**
  * How an exec on the engine turns into an {@link ExecResult} or a {@link SandboxException}: shared
- * by the runners that run host processes ({@link LocalRunner}, {@code ConfinedRunner}). Internal,
+ * by the runners that run host processes ({@code LocalRunner}, {@code ConfinedRunner}). Internal,
  * not API.
  */
 public final class ExecOutcomes {
+  /** The default capture cap per stream, for every backend: 10 MiB. */
+  public static final long DEFAULT_MAX_OUTPUT_BYTES = 10L << 20;
+
+  /** How long output may keep flowing after the leader exits (or is killed). */
+  public static final Duration DRAIN = Duration.ofSeconds(2);
+
   private ExecOutcomes() {}
 
   /**
@@ -102,7 +108,7 @@ public final class ExecOutcomes {
               ? Execution.startStreaming(spec, opts.stdinStream(), cap, guard)
               : Execution.start(spec, opts.stdin(), cap, guard);
       // A spawn handed to another thread reports its failure from here.
-      done = execution.runToCompletion(deadline, LocalRunner.DRAIN.toNanos());
+      done = execution.runToCompletion(deadline, ExecOutcomes.DRAIN.toNanos());
     } catch (ErrnoException e) {
       throw spawnFailure(cmd, e);
     } catch (EngineException e) {
@@ -125,7 +131,7 @@ public final class ExecOutcomes {
   public static long captureCap(String cmd, long outputCap, boolean fromCall) {
     long limit = Execution.maxOutputCap();
     if (!fromCall
-        && (outputCap == Long.MAX_VALUE || outputCap == LocalRunner.DEFAULT_MAX_OUTPUT_BYTES)) {
+        && (outputCap == Long.MAX_VALUE || outputCap == ExecOutcomes.DEFAULT_MAX_OUTPUT_BYTES)) {
       return Math.min(outputCap, limit);
     }
     if (outputCap > limit) {

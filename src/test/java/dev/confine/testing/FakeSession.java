@@ -1,6 +1,14 @@
-package dev.confine.session;
+package dev.confine.testing;
 
 import dev.confine.ProcessClosedException;
+import dev.confine.session.EventStream;
+import dev.confine.session.ProcessEvent;
+import dev.confine.session.ProcessEventSource;
+import dev.confine.session.ProcessExit;
+import dev.confine.session.ProcessOutput;
+import dev.confine.session.ProcessSession;
+import dev.confine.session.ProcessSignal;
+import dev.confine.session.ProcessSignaler;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -17,42 +25,42 @@ import java.util.concurrent.TimeoutException;
  * recorded by name. {@link #terminate()} ends it as TERMINATED unless told otherwise. It has
  * neither optional capability; {@link Capable} has both.
  */
-class FakeSession implements ProcessSession {
+public class FakeSession implements ProcessSession {
   private final String id;
   private final int pid;
   private final List<String> calls = Collections.synchronizedList(new ArrayList<>());
   private final CompletableFuture<ProcessExit> exit = new CompletableFuture<>();
   private volatile boolean closed;
-  volatile boolean endsOnTerminate = true;
-  volatile RuntimeException terminateFailure;
-  volatile RuntimeException closeFailure;
+  public volatile boolean endsOnTerminate = true;
+  public volatile RuntimeException terminateFailure;
+  public volatile RuntimeException closeFailure;
 
-  FakeSession(String id, int pid) {
+  public FakeSession(String id, int pid) {
     this.id = id;
     this.pid = pid;
   }
 
   /** Ends the process with {@code e}; a later end is ignored, as a process ends once. */
-  void exit(ProcessExit e) {
+  public void exit(ProcessExit e) {
     exit.complete(e);
   }
 
   /** The recorded calls, in order: "read", "write:DATA", "terminate", "close", ... */
-  List<String> calls() {
+  public List<String> calls() {
     synchronized (calls) {
       return List.copyOf(calls);
     }
   }
 
-  boolean isClosed() {
+  public boolean isClosed() {
     return closed;
   }
 
-  void record(String call) {
+  public void record(String call) {
     calls.add(call);
   }
 
-  void requireOpen() {
+  public void requireOpen() {
     if (closed) {
       throw new ProcessClosedException();
     }
@@ -152,8 +160,9 @@ class FakeSession implements ProcessSession {
   }
 
   /** A fake session that can be signalled and watched. */
-  static final class Capable extends FakeSession implements ProcessSignaler, ProcessEventSource {
-    static final EventStream NO_EVENTS =
+  public static final class Capable extends FakeSession
+      implements ProcessSignaler, ProcessEventSource {
+    public static final EventStream NO_EVENTS =
         new EventStream() {
           @Override
           public ProcessEvent take() {
@@ -174,7 +183,7 @@ class FakeSession implements ProcessSession {
           public void close() {}
         };
 
-    Capable(String id, int pid) {
+    public Capable(String id, int pid) {
       super(id, pid);
     }
 

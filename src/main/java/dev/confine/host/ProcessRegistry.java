@@ -1,6 +1,17 @@
-package dev.confine.session;
+package dev.confine.host;
 
 import dev.confine.SandboxException;
+import dev.confine.session.EventStream;
+import dev.confine.session.OutputRead;
+import dev.confine.session.ProcessEventSource;
+import dev.confine.session.ProcessExit;
+import dev.confine.session.ProcessInfo;
+import dev.confine.session.ProcessManager;
+import dev.confine.session.ProcessOutput;
+import dev.confine.session.ProcessSession;
+import dev.confine.session.ProcessSignal;
+import dev.confine.session.ProcessSignaler;
+import dev.confine.session.ProcessSpec;
 import java.nio.ByteBuffer;
 import java.security.SecureRandom;
 import java.time.Duration;

@@ -1,4 +1,4 @@
-package dev.confine.session;
+package dev.confine.host;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -6,6 +6,17 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.confine.ProcessClosedException;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
+import dev.confine.session.EventStream;
+import dev.confine.session.OutputRead;
+import dev.confine.session.ProcessEventSource;
+import dev.confine.session.ProcessExit;
+import dev.confine.session.ProcessInfo;
+import dev.confine.session.ProcessOutput;
+import dev.confine.session.ProcessSession;
+import dev.confine.session.ProcessSignal;
+import dev.confine.session.ProcessSignaler;
+import dev.confine.session.ProcessSpec;
+import dev.confine.testing.FakeSession;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;

@@ -1,4 +1,4 @@
-package dev.confine.local;
+package dev.confine.host;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,0 +1,126 @@
+package dev.confine.build;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The layer rules of the design, checked on the compiled main classes: each layer knows only the
+ * layers below it. From the top: the API ({@code dev.confine}) and the session API ({@code
+ * .session}); the backends ({@code .local}, {@code .confined}), which never know each other; what
+ * every host-process backend shares ({@code .host}, internal); the OS engine ({@code .linux..},
+ * internal), the only code that touches {@code java.lang.foreign} or the generated bindings; and
+ * the command ({@code .cli}), which no library code knows.
+ */
+class LayeringTest {
+  private static final String API = "dev.confine";
+  private static final String SESSION = "dev.confine.session..";
+  private static final String LOCAL = "dev.confine.local..";
+  private static final String CONFINED = "dev.confine.confined..";
+  private static final String HOST = "dev.confine.host..";
+  private static final String ENGINE = "dev.confine.linux..";
+  private static final String BINDINGS = "dev.confine.linux.libc..";
+  private static final String CLI = "dev.confine.cli..";
+
+  private static final JavaClasses MAIN =
+      new ClassFileImporter()
+          .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+          .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_JARS)
+          .importPackages("dev.confine");
+
+  @Test
+  void onlyTheEngineTouchesForeignMemory() {
+    noClasses()
+        .that()
+        .resideOutsideOfPackage(ENGINE)
+        .should()
+        .dependOnClassesThat()
+        .resideInAPackage("java.lang.foreign..")
+        .because("the FFM API is the engine's alone (design: layers)")
+        .check(MAIN);
+  }
+
+  @Test
+  void onlyTheEngineCallsTheGeneratedBindings() {
+    noClasses()
+        .that()
+        .resideOutsideOfPackage(ENGINE)
+        .should()
+        .dependOnClassesThat()
+        .resideInAPackage(BINDINGS)
+        .check(MAIN);
+  }
+
+  @Test
+  void theApiAndTheSessionApiKnowNoBackendNoEngineAndNoCommand() {
+    noClasses()
+        .that()
+        .resideInAnyPackage(API, SESSION)
+        .should()
+        .dependOnClassesThat()
+        .resideInAnyPackage(LOCAL, CONFINED, HOST, ENGINE, CLI)
+        .check(MAIN);
+  }
+
+  @Test
+  void theApiDoesNotKnowTheSessionApi() {
+    noClasses()
+        .that()
+        .resideInAPackage(API)
+        .should()
+        .dependOnClassesThat()
+        .resideInAPackage(SESSION)
+        .allowEmptyShould(true)
+        .check(MAIN);
+  }
+
+  @Test
+  void noBackendKnowsAnother() {
+    noClasses()
+        .that()
+        .resideInAPackage(LOCAL)
+        .should()
+        .dependOnClassesThat()
+        .resideInAPackage(CONFINED)
+        .check(MAIN);
+    noClasses()
+        .that()
+        .resideInAPackage(CONFINED)
+        .should()
+        .dependOnClassesThat()
+        .resideInAPackage(LOCAL)
+        .because("what the backends share lives in dev.confine.host")
+        .check(MAIN);
+  }
+
+  @Test
+  void whatTheBackendsShareKnowsNoBackend() {
+    noClasses()
+        .that()
+        .resideInAPackage(HOST)
+        .should()
+        .dependOnClassesThat()
+        .resideInAnyPackage(LOCAL, CONFINED, CLI)
+        .check(MAIN);
+  }
+
+  @Test
+  void theEngineKnowsNothingAboveIt() {
+    noClasses()
+        .that()
+        .resideInAPackage(ENGINE)
+        .should()
+        .dependOnClassesThat()
+        .resideInAnyPackage(SESSION, LOCAL, CONFINED, HOST, CLI)
+        .check(MAIN);
+  }
+
+  @Test
+  void noPackagesDependOnEachOtherInACycle() {
+    slices().matching("dev.confine.(**)").should().beFreeOfCycles().check(MAIN);
+  }
+}
