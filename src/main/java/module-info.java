@@ -1,0 +1,30 @@
+/**
+ * Confine: run a command under an enforced policy.
+ *
+ * <p>The API is {@code dev.confine} (policies, requests, results, runners and their decorators),
+ * {@code dev.confine.session} (interactive and streaming process sessions), {@code
+ * dev.confine.local} (the local backend) and {@code dev.confine.confined} (the confined backend).
+ * The engine ({@code dev.confine.linux}, its generated libc bindings in {@code
+ * dev.confine.linux.libc}) and the {@code confine} command ({@code dev.confine.cli}) are internal:
+ * they are not exported and may change in any release.
+ *
+ * <p>The engine calls libc through the Foreign Function &amp; Memory API: on the module path start
+ * java with {@code --enable-native-access=dev.confine} (on the class path, {@code
+ * --enable-native-access=ALL-UNNAMED}).
+ */
+module dev.confine {
+  requires org.slf4j;
+
+  // Only the confine command (dev.confine.cli) uses picocli; the pom makes it optional, so library
+  // users need not have it. Running the command on the module path: --add-modules info.picocli.
+  requires static info.picocli;
+
+  exports dev.confine;
+  exports dev.confine.session;
+  exports dev.confine.local;
+  exports dev.confine.confined;
+
+  // picocli reads and writes the commands' annotated fields, private ones included, by reflection.
+  opens dev.confine.cli to
+      info.picocli;
+}
