@@ -9,9 +9,9 @@ import java.util.List;
  * @param envAllowList whether {@link EnvPolicy#allow()} is honoured
  * @param netModes the non-default {@link NetMode}s enforced at the OS level ({@code DEFAULT} is
  *     never listed)
- * @param socks5 whether the filtering proxy can dial a socks5 upstream
- * @param mitm whether the proxy can terminate TLS for CONNECT with a temporary CA
- * @param unixSocketPolicy whether unix-socket egress is confined to an allow-list
+ * @param socks5 whether the filtering proxy can dial a socks5 upstream (no backend yet)
+ * @param mitm whether the proxy can terminate TLS for CONNECT with a temporary CA (no backend yet)
+ * @param unixSocketPolicy whether unix-socket egress is confined to an allow-list (no backend yet)
  * @param memoryCap whether {@link ResourceLimits#memoryBytes()} is enforced
  * @param cpuCap whether {@link ResourceLimits#cpuMillicores()} is enforced
  * @param diskCap whether {@link ResourceLimits#diskBytes()} is enforced (no backend does)

@@ -13,7 +13,10 @@ import java.util.Locale;
  *
  * <p>Construction only copies (null lists become empty, a null proxy becomes empty, a null mode
  * becomes {@link NetMode#DEFAULT}); {@link #validate()} checks the cross-backend invariants. Which
- * modes a runner can enforce is in its {@link Enforcement#netModes()}.
+ * modes a runner can enforce is in its {@link Enforcement#netModes()}. Not enforced by any backend
+ * yet: {@link NetMode#ALLOW_LIST} and {@link NetMode#PROXY} (every backend refuses them with
+ * NOT_AVAILABLE until the egress proxy lands), and so the rules, the proxy, the unix sockets and
+ * MITM; {@code allowHosts} is the seed's older spelling of allow rules, kept for parity.
  *
  * @param mode the posture
  * @param allowHosts deprecated allow entries, compiled as allow rules on any port after {@code

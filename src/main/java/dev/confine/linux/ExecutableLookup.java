@@ -1,5 +1,6 @@
 package dev.confine.linux;
 
+import dev.confine.linux.libc.LibC;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
@@ -69,7 +70,7 @@ public final class ExecutableLookup {
 
   private static Result classify(int dirFd, MemorySegment cPath, String command) {
     int mode = Syscalls.fstatatMode(dirFd, cPath, 0);
-    if (mode == -dev.confine.linux.libc.LibC.EACCES()) {
+    if (mode == -LibC.EACCES()) {
       return new NotExecutable("permission denied");
     }
     if (mode < 0) {
