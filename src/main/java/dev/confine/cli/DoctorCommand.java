@@ -66,13 +66,13 @@ final class DoctorCommand implements Callable<Integer> {
   }
 
   static String table(List<Capability> rows) {
-    int width = rows.stream().mapToInt(r -> r.dimension().length()).max().orElse(0);
+    int width = rows.stream().mapToInt(r -> r.dimension().label().length()).max().orElse(0);
     StringBuilder b = new StringBuilder();
     for (Capability r : rows) {
       b.append(
           String.format(
               "%-" + width + "s  %-3s  %s%n",
-              r.dimension(),
+              r.dimension().label(),
               r.enforced() ? "yes" : "no",
               r.detail()));
     }
@@ -84,7 +84,7 @@ final class DoctorCommand implements Callable<Integer> {
     for (int i = 0; i < rows.size(); i++) {
       Capability r = rows.get(i);
       b.append(i == 0 ? "" : ",").append("{\"dimension\":");
-      JsonString.appendQuoted(b, r.dimension());
+      JsonString.appendQuoted(b, r.dimension().label());
       b.append(",\"enforced\":").append(r.enforced()).append(",\"detail\":");
       JsonString.appendQuoted(b, r.detail());
       b.append('}');

@@ -1,6 +1,5 @@
 package dev.confine.linux;
 
-import dev.confine.Capability;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,6 +1,7 @@
 package dev.confine.local;
 
 import dev.confine.Capability;
+import dev.confine.Capability.Dimension;
 import dev.confine.CapsMechanism;
 import dev.confine.Enforcement;
 import dev.confine.EnforcementReporter;
@@ -102,26 +103,27 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
     String engine = NativeAccess.unavailabilityCause().orElse(null);
     rows.add(
         engine == null
-            ? new Capability("spawn", true, "posix_spawn through FFM; pidfd + epoll reaping")
-            : new Capability("spawn", false, engine));
+            ? new Capability(
+                Dimension.SPAWN, true, "posix_spawn through FFM; pidfd + epoll reaping")
+            : new Capability(Dimension.SPAWN, false, engine));
     rows.add(
-        new Capability("env", engine == null, engine == null ? "explicit environment" : engine));
-    for (NetMode m : List.of(NetMode.DENY_ALL, NetMode.ALLOW_LIST, NetMode.PROXY)) {
+        new Capability(
+            Dimension.ENV, engine == null, engine == null ? "explicit environment" : engine));
+    for (Dimension d :
+        List.of(Dimension.NET_DENY_ALL, Dimension.NET_ALLOW_LIST, Dimension.NET_PROXY)) {
       rows.add(
           new Capability(
-              "net " + m.name().toLowerCase(java.util.Locale.ROOT),
-              false,
-              "the local runner has no network isolation; use a confining backend"));
+              d, false, "the local runner has no network isolation; use a confining backend"));
     }
     caps.addRows(
         rows,
         engine,
         "a child that may write the cgroup filesystem (root, as this runner does not bound"
             + " writes) can move itself out of its cgroup");
-    rows.add(new Capability("disk", false, "no quota mechanism"));
+    rows.add(new Capability(Dimension.DISK, false, "no quota mechanism"));
     rows.add(
         new Capability(
-            "filesystem bounds",
+            Dimension.FILESYSTEM_BOUNDS,
             false,
             "the local runner does not confine writes; use a confining backend"));
     return rows;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.sun.net.httpserver.HttpServer;
 import dev.confine.Capability;
+import dev.confine.Capability.Dimension;
 import dev.confine.ExecOptions;
 import dev.confine.ExecResult;
 import dev.confine.NetPolicy;
@@ -338,7 +339,7 @@ class ConfinedNamespacesTest {
   void capabilitiesNameTheNamespaces() {
     List<Capability> rows = readOnlyHost().capabilities();
     assertThat(rows)
-        .filteredOn(r -> r.dimension().equals("net deny_all"))
+        .filteredOn(r -> r.dimension() == Dimension.NET_DENY_ALL)
         .singleElement()
         .satisfies(
             r -> {
@@ -346,7 +347,7 @@ class ConfinedNamespacesTest {
               assertThat(r.detail()).startsWith("private network namespace");
             });
     assertThat(rows)
-        .filteredOn(r -> r.dimension().equals("read-only host"))
+        .filteredOn(r -> r.dimension() == Dimension.READ_ONLY_HOST)
         .singleElement()
         .satisfies(
             r -> {
@@ -354,7 +355,7 @@ class ConfinedNamespacesTest {
               assertThat(r.detail()).startsWith("private mount namespace");
             });
     assertThat(runner().capabilities())
-        .filteredOn(r -> r.dimension().equals("read-only host"))
+        .filteredOn(r -> r.dimension() == Dimension.READ_ONLY_HOST)
         .singleElement()
         .satisfies(r -> assertThat(r.detail()).startsWith("not requested"));
   }

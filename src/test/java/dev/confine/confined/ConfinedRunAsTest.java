@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.confine.Capability;
+import dev.confine.Capability.Dimension;
 import dev.confine.ExecOptions;
 import dev.confine.ExecResult;
 import dev.confine.SandboxException;
@@ -108,7 +109,7 @@ class ConfinedRunAsTest {
   @Tag("root")
   void theReportSaysWhoTheChildrenAre() {
     assertThat(asNobody().capabilities())
-        .filteredOn(c -> c.dimension().equals("user"))
+        .filteredOn(c -> c.dimension() == Dimension.USER)
         .singleElement()
         .satisfies(
             c -> {
@@ -116,7 +117,7 @@ class ConfinedRunAsTest {
               assertThat(c.detail()).contains("uid " + NOBODY, "the JVM stays uid 0");
             });
     assertThat(ConfinedRunner.builder(root.toString()).build().capabilities())
-        .filteredOn(c -> c.dimension().equals("user"))
+        .filteredOn(c -> c.dimension() == Dimension.USER)
         .singleElement()
         .extracting(Capability::detail)
         .asString()

@@ -3,6 +3,8 @@ package dev.confine.confined;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.confine.Capability;
+import dev.confine.Capability.Dimension;
 import dev.confine.Enforcement;
 import dev.confine.ExecOptions;
 import dev.confine.ExecResult;
@@ -387,11 +389,18 @@ class ConfinedRunnerTest {
         .containsExactly(
             root.resolve("sub").toRealPath().toString(), outside.toRealPath().toString());
     assertThat(ok.capabilities())
-        .filteredOn(c -> c.dimension().equals("filesystem bounds"))
+        .filteredOn(c -> c.dimension() == Dimension.FILESYSTEM_BOUNDS)
         .singleElement()
         .satisfies(c -> assertThat(c.detail()).contains(outside.toRealPath().toString()));
     ExecResult r = ok.exec("touch", List.of(outside.resolve("named").toString()), timeout());
     assertThat(r.exitCode()).as(r.stderrText()).isZero();
+  }
+
+  @Test
+  void reportsEveryDimensionOnceInItsOrder() {
+    assertThat(runner().capabilities())
+        .extracting(Capability::dimension)
+        .containsExactly(Dimension.values());
   }
 
   @Test

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.confine.Capability;
+import dev.confine.Capability.Dimension;
 import dev.confine.ExecOptions;
 import dev.confine.ExecResult;
 import dev.confine.NetPolicy;
@@ -53,7 +54,7 @@ class ConfinedUnprivilegedTest {
             SandboxException.class, e -> assertThat(e.kind()).isEqualTo(Kind.NOT_AVAILABLE))
         .hasMessageContaining("needs root");
     assertThat(r.capabilities())
-        .filteredOn(c -> c.dimension().equals("user"))
+        .filteredOn(c -> c.dimension() == Dimension.USER)
         .singleElement()
         .satisfies(c -> assertThat(c.enforced()).isFalse());
   }
@@ -80,7 +81,7 @@ class ConfinedUnprivilegedTest {
     assertThat(r.exitCode()).isNotZero();
     assertThat(r.stderrText()).contains("PermissionError");
     assertThat(runner.capabilities())
-        .filteredOn(c -> c.dimension().equals("net deny_all"))
+        .filteredOn(c -> c.dimension() == Dimension.NET_DENY_ALL)
         .singleElement()
         .satisfies(
             c -> {
@@ -99,7 +100,7 @@ class ConfinedUnprivilegedTest {
         .hasMessageContaining("needs root");
     List<Capability> rows = runner.capabilities();
     assertThat(rows)
-        .filteredOn(c -> c.dimension().equals("read-only host"))
+        .filteredOn(c -> c.dimension() == Dimension.READ_ONLY_HOST)
         .singleElement()
         .satisfies(
             c -> {
