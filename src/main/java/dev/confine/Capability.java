@@ -1,5 +1,6 @@
 package dev.confine;
 
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -18,6 +19,41 @@ public record Capability(Dimension dimension, boolean enforced, String detail) {
   public Capability {
     Objects.requireNonNull(dimension, "dimension");
     Objects.requireNonNull(detail, "detail");
+  }
+
+  /**
+   * The rows of {@code runner}: its own {@link EnforcementReporter#capabilities()} when it reports,
+   * else those of {@link Enforcement#NONE} (also for null).
+   */
+  public static List<Capability> rowsOf(Runner runner) {
+    return runner instanceof EnforcementReporter r ? r.capabilities() : rowsOf(Enforcement.NONE);
+  }
+
+  /**
+   * The rows {@code enforcement} says something about (environment, filesystem bounds, the network
+   * modes and the caps), in {@link Dimension} order, naming no mechanism: for runners that report
+   * no rows of their own.
+   */
+  public static List<Capability> rowsOf(Enforcement enforcement) {
+    Enforcement e = Objects.requireNonNull(enforcement, "enforcement");
+    return List.of(
+        reported(Dimension.ENV, e.envAllowList()),
+        reported(Dimension.FILESYSTEM_BOUNDS, e.filesystemBounds()),
+        reported(Dimension.NET_DENY_ALL, e.enforces(NetMode.DENY_ALL)),
+        reported(Dimension.NET_ALLOW_LIST, e.enforces(NetMode.ALLOW_LIST)),
+        reported(Dimension.NET_PROXY, e.enforces(NetMode.PROXY)),
+        reported(Dimension.MEMORY, e.memoryCap()),
+        reported(Dimension.CPU, e.cpuCap()),
+        reported(Dimension.CPU_THROTTLE, e.cpuThrottle()),
+        reported(Dimension.PIDS, e.pidsCap()),
+        reported(Dimension.DISK, e.diskCap()));
+  }
+
+  private static Capability reported(Dimension d, boolean enforced) {
+    return new Capability(
+        d,
+        enforced,
+        enforced ? "enforced (the runner names no mechanism)" : "not enforced by this runner");
   }
 
   /**

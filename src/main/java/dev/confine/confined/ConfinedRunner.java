@@ -214,6 +214,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
    * (a namespace or seccomp, the socket families, and why not a namespace), the read-only host,
    * no_new_privs and its consequence, caps.
    */
+  @Override
   public List<Capability> capabilities() {
     List<Capability> rows = new ArrayList<>();
     String engine = NativeAccess.unavailabilityCause().orElse(null);

@@ -98,6 +98,7 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
   }
 
   /** Every policy dimension, whether it holds on this host, and by which mechanism or why not. */
+  @Override
   public List<Capability> capabilities() {
     List<Capability> rows = new ArrayList<>();
     String engine = NativeAccess.unavailabilityCause().orElse(null);
