@@ -236,7 +236,7 @@ public final class ConfinementThreads {
     }
 
     @Override
-    public String exceeded() {
+    public Cap exceeded() {
       return tree.exceeded();
     }
 

@@ -66,7 +66,7 @@ public final class SamplerGuard implements TreeGuard {
             cpuBudgetNanos,
             new ProcCapsWatcher.Listener() {
               @Override
-              public void exceeded(String resource) {
+              public void exceeded(Cap cap) {
                 // read from the handle when the exec completes
               }
 
@@ -110,7 +110,7 @@ public final class SamplerGuard implements TreeGuard {
   }
 
   @Override
-  public synchronized String exceeded() {
+  public synchronized Cap exceeded() {
     return handle == null ? null : handle.exceeded();
   }
 

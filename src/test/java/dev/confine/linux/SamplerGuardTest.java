@@ -59,7 +59,7 @@ class SamplerGuardTest {
             "head -c 1073741824 /dev/zero | tail",
             new SamplerGuard(64 * MIB, 0, new CgroupGuard(cgroups, TreeLimits.NONE)));
     Completion c = e.runToCompletion(Long.MAX_VALUE, 2_000_000_000L);
-    assertThat(c.exceeded()).isEqualTo("memory");
+    assertThat(c.exceeded()).isEqualTo(Cap.MEMORY);
     assertThat(c.usage().peakMemoryBytes()).isGreaterThanOrEqualTo(64 * MIB);
   }
 
