@@ -21,6 +21,7 @@ import dev.confine.host.ExecPolicy;
 import dev.confine.host.HostEnvironment;
 import dev.confine.host.ProcessRegistry;
 import dev.confine.host.WorkDir;
+import dev.confine.linux.Availability;
 import dev.confine.linux.ConfinementException;
 import dev.confine.linux.ConfinementThreads;
 import dev.confine.linux.ConfinementThreads.Confinement;
@@ -143,7 +144,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
     this.defaultMaxOutputBytes = defaultMaxOutputBytes;
     this.hostEnvironment = new HostEnvironment(hostEnvironment);
     this.enforcement =
-        !NativeAccess.isAvailable() || noConfinement().isPresent()
+        !NativeAccess.availability().isAvailable() || !confinement().isAvailable()
             ? Enforcement.NONE
             : caps.enforcement(
                     Enforcement.builder()
@@ -178,13 +179,11 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
     return readOnlyHost;
   }
 
-  /** Why nothing can run confined on this host (no Landlock, no seccomp filters), or empty. */
-  private static Optional<String> noConfinement() {
-    Optional<String> noLandlock = Landlock.unavailabilityCause();
-    if (noLandlock.isPresent()) {
-      return Optional.of("needs Landlock: " + noLandlock.get());
-    }
-    return SeccompFilter.unavailabilityCause().map(why -> "needs seccomp filters: " + why);
+  /** Whether anything can run confined on this host, and if not why (no Landlock, no seccomp). */
+  private static Availability confinement() {
+    return Landlock.availability()
+        .prefixed("needs Landlock: ")
+        .and(SeccompFilter.availability().prefixed("needs seccomp filters: "));
   }
 
   /**
@@ -192,7 +191,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
    * rootless is forced), else the seccomp filter.
    */
   Network denyAllNetwork() {
-    return !rootless && ThreadNamespaces.networkUnavailabilityCause().isEmpty()
+    return !rootless && ThreadNamespaces.networkAvailability().isAvailable()
         ? Network.NAMESPACE
         : Network.SECCOMP;
   }
@@ -217,14 +216,14 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
   @Override
   public List<Capability> capabilities() {
     List<Capability> rows = new ArrayList<>();
-    String engine = NativeAccess.unavailabilityCause().orElse(null);
+    String engine = NativeAccess.availability().unavailabilityCause().orElse(null);
     if (engine != null) {
       for (Dimension d : Dimension.values()) {
         rows.add(new Capability(d, false, engine));
       }
       return rows;
     }
-    String none = noConfinement().orElse(null);
+    String none = confinement().unavailabilityCause().orElse(null);
     int abi = Landlock.abi();
     rows.add(
         new Capability(
@@ -427,7 +426,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
     String whyNoNamespace =
         rootless
             ? "rootless forced"
-            : ThreadNamespaces.networkUnavailabilityCause().orElse("unavailable");
+            : ThreadNamespaces.networkAvailability().unavailabilityCause().orElse("unavailable");
     return new Capability(
         Dimension.NET_DENY_ALL,
         true,
@@ -451,7 +450,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
           false,
           "needs a private mount namespace (root); rootless forced");
     }
-    Optional<String> cause = ThreadNamespaces.mountUnavailabilityCause();
+    Optional<String> cause = ThreadNamespaces.mountAvailability().unavailabilityCause();
     if (cause.isPresent()) {
       return new Capability(
           Dimension.READ_ONLY_HOST, false, "needs a private mount namespace: " + cause.get());
@@ -564,16 +563,8 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
 
   /** Refuses what this host cannot enforce; the network the children get. */
   private Network checkPolicy(ExecOptions opts) {
-    NativeAccess.unavailabilityCause()
-        .ifPresent(
-            why -> {
-              throw unavailable(why);
-            });
-    noConfinement()
-        .ifPresent(
-            why -> {
-              throw unavailable("the confinement " + why);
-            });
+    NativeAccess.availability().ensureAvailable();
+    confinement().prefixed("the confinement ").ensureAvailable();
     if (user != null && Credentials.processUid() != 0) {
       throw unavailable(
           "running children as uid "
@@ -583,11 +574,9 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
               + ")");
     }
     if (readOnlyHost) {
-      ThreadNamespaces.mountUnavailabilityCause()
-          .ifPresent(
-              why -> {
-                throw unavailable("a read-only host needs a private mount namespace: " + why);
-              });
+      ThreadNamespaces.mountAvailability()
+          .prefixed("a read-only host needs a private mount namespace: ")
+          .ensureAvailable();
     }
     NetMode mode = opts.net().mode();
     Network network =
@@ -835,7 +824,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
       }
       Path resolvedRoot = RootedPaths.resolveRoot(rootDir);
       List<String> resolved = resolveWritable(resolvedRoot);
-      if (NativeAccess.isAvailable()) {
+      if (NativeAccess.availability().isAvailable()) {
         for (Path p : union(resolvedRoot, resolved)) {
           Landlock.deviceDirectoryRefusal(p.toString())
               .ifPresent(
@@ -845,7 +834,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
         }
       }
       ScratchDirectories scratch = ScratchDirectories.create(user);
-      if (NativeAccess.isAvailable()) {
+      if (NativeAccess.availability().isAvailable()) {
         ConfinementThreads.startEngineThreads();
       }
       return new ConfinedRunner(
@@ -855,7 +844,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
           readOnlyHost,
           user,
           scratch,
-          NativeAccess.isAvailable()
+          NativeAccess.availability().isAvailable()
               ? CapsPlan.of(caps, cgroupParent)
               : CapsPlan.unavailable("the engine cannot run here"),
           maxOutputBytes,

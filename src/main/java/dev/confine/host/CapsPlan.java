@@ -56,8 +56,8 @@ public final class CapsPlan {
     String why = "caps disabled for this runner";
     boolean sampler = false;
     Tracking tracking = new Tracking(null, false, "the engine cannot run here");
-    if (NativeAccess.isAvailable()) {
-      boolean samplerWorks = SamplerGuard.available();
+    if (NativeAccess.availability().isAvailable()) {
+      boolean samplerWorks = SamplerGuard.availability().isAvailable();
       switch (caps) {
         case PROC_SAMPLER -> {
           sampler = samplerWorks;
@@ -67,7 +67,7 @@ public final class CapsPlan {
         case NONE -> {
           // No caps; the tree is tracked all the same, as AUTO would.
           Cgroups.Result r = Cgroups.probe(Cgroups.Version.AUTO, path(cgroupParent));
-          tracking = Tracking.of(r.cgroups(), samplerWorks, r.whyNot());
+          tracking = Tracking.of(r.cgroups(), samplerWorks, r.unavailabilityCause().orElse(null));
         }
         default -> {
           Cgroups.Result r =
@@ -79,7 +79,7 @@ public final class CapsPlan {
                   },
                   path(cgroupParent));
           cgroups = r.cgroups();
-          why = r.whyNot();
+          why = r.unavailabilityCause().orElse(null);
           tracking = Tracking.of(cgroups, samplerWorks, why);
           if (caps == CapsMechanism.AUTO
               && (cgroups == null || !cgroups.memory().available())

@@ -67,7 +67,7 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
     this.hostEnvironment = new HostEnvironment(hostEnvironment);
     this.caps = caps;
     this.enforcement =
-        !NativeAccess.isAvailable()
+        !NativeAccess.availability().isAvailable()
             ? Enforcement.NONE
             : caps.enforcement(Enforcement.builder().envAllowList(true)).build();
   }
@@ -101,7 +101,7 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
   @Override
   public List<Capability> capabilities() {
     List<Capability> rows = new ArrayList<>();
-    String engine = NativeAccess.unavailabilityCause().orElse(null);
+    String engine = NativeAccess.availability().unavailabilityCause().orElse(null);
     rows.add(
         engine == null
             ? new Capability(
@@ -186,11 +186,7 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
   }
 
   private void checkPolicy(ExecOptions opts) {
-    NativeAccess.unavailabilityCause()
-        .ifPresent(
-            why -> {
-              throw new SandboxException(Kind.NOT_AVAILABLE, "sandbox: " + why);
-            });
+    NativeAccess.availability().ensureAvailable();
     if (opts.net().mode() != NetMode.DEFAULT) {
       throw new SandboxException(
           Kind.NOT_AVAILABLE,
@@ -261,7 +257,7 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
         throw new SandboxException(Kind.VALIDATION, "sandbox: local runner root must be set");
       }
       CapsPlan plan =
-          NativeAccess.isAvailable()
+          NativeAccess.availability().isAvailable()
               ? CapsPlan.of(caps, cgroupParent)
               : CapsPlan.unavailable("the engine cannot run here");
       return new LocalRunner(

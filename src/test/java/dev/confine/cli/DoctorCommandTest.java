@@ -105,8 +105,7 @@ class DoctorCommandTest {
 
   @Test
   void confinedReportsTheConfinedRunnersRows() {
-    HostRequirements.require(
-        Landlock.abi() > 0, Landlock.unavailabilityCause().orElse("no Landlock"));
+    HostRequirements.require(Landlock.availability());
     Run r = run("doctor", "--confined", "--rootless");
     assertThat(r.status()).as(r.err()).isZero();
     assertThat(r.out().lines())
@@ -115,7 +114,7 @@ class DoctorCommandTest {
         .anyMatch(l -> l.matches("read-only host +no +.*rootless forced.*"))
         .anyMatch(l -> l.matches("no_new_privs +yes +.*setuid.*"))
         .anyMatch(l -> l.matches("signal scoping +(yes|no) +.+"));
-    if (SeccompFilter.isAvailable()) {
+    if (SeccompFilter.availability().isAvailable()) {
       assertThat(r.out()).containsPattern("net deny_all +yes +seccomp:");
     }
     Run json = run("doctor", "--confined", "--json");

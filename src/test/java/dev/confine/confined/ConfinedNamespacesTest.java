@@ -56,16 +56,10 @@ class ConfinedNamespacesTest {
 
   @BeforeEach
   void needsRootNamespaces() {
-    HostRequirements.require(
-        Landlock.abi() > 0, Landlock.unavailabilityCause().orElse("no Landlock"));
-    HostRequirements.require(
-        SeccompFilter.isAvailable(), SeccompFilter.unavailabilityCause().orElse(""));
-    HostRequirements.require(
-        ThreadNamespaces.networkUnavailabilityCause().isEmpty(),
-        ThreadNamespaces.networkUnavailabilityCause().orElse(""));
-    HostRequirements.require(
-        ThreadNamespaces.mountUnavailabilityCause().isEmpty(),
-        ThreadNamespaces.mountUnavailabilityCause().orElse(""));
+    HostRequirements.require(Landlock.availability());
+    HostRequirements.require(SeccompFilter.availability());
+    HostRequirements.require(ThreadNamespaces.networkAvailability());
+    HostRequirements.require(ThreadNamespaces.mountAvailability());
   }
 
   private ConfinedRunner runner() {

@@ -38,10 +38,8 @@ class ConfinedRootlessTest {
 
   @BeforeEach
   void needsLandlockAndSeccomp() {
-    HostRequirements.require(
-        Landlock.abi() > 0, Landlock.unavailabilityCause().orElse("no Landlock"));
-    HostRequirements.require(
-        SeccompFilter.isAvailable(), SeccompFilter.unavailabilityCause().orElse(""));
+    HostRequirements.require(Landlock.availability());
+    HostRequirements.require(SeccompFilter.availability());
   }
 
   private ConfinedRunner rootless() {

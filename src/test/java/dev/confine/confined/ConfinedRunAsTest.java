@@ -41,8 +41,7 @@ class ConfinedRunAsTest {
 
   @BeforeEach
   void needsLandlock() throws IOException {
-    HostRequirements.require(
-        Landlock.abi() > 0, Landlock.unavailabilityCause().orElse("no Landlock"));
+    HostRequirements.require(Landlock.availability());
     Files.setPosixFilePermissions(root, PosixFilePermissions.fromString("rwxrwxrwx"));
   }
 

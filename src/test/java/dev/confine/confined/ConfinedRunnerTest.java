@@ -42,8 +42,7 @@ class ConfinedRunnerTest {
 
   @BeforeEach
   void needsLandlock() {
-    HostRequirements.require(
-        Landlock.abi() > 0, Landlock.unavailabilityCause().orElse("no Landlock"));
+    HostRequirements.require(Landlock.availability());
   }
 
   private ConfinedRunner runner() {
@@ -84,7 +83,8 @@ class ConfinedRunnerTest {
     assertThat(e.envAllowList()).isTrue();
     assertThat(e.filesystemBounds()).isTrue();
     assertThat(e.netModes())
-        .isEqualTo(SeccompFilter.isAvailable() ? List.of(NetMode.DENY_ALL) : List.of());
+        .isEqualTo(
+            SeccompFilter.availability().isAvailable() ? List.of(NetMode.DENY_ALL) : List.of());
     // Caps: ConfinedCapsTest.
     assertThat(e.memoryCap() && e.cpuCap()).isTrue();
   }
@@ -267,8 +267,7 @@ class ConfinedRunnerTest {
   @Test
   void denyAllRefusesInetSocketsButNotUnixSockets() {
     requirePython();
-    HostRequirements.require(
-        SeccompFilter.isAvailable(), SeccompFilter.unavailabilityCause().orElse(""));
+    HostRequirements.require(SeccompFilter.availability());
     ConfinedRunner runner = runner();
     for (String family : List.of("AF_INET", "AF_INET6")) {
       ExecResult r =
@@ -299,8 +298,7 @@ class ConfinedRunnerTest {
   @Test
   void curlFailsUnderDenyAll() {
     HostRequirements.require(onPath("curl"), "curl is not installed");
-    HostRequirements.require(
-        SeccompFilter.isAvailable(), SeccompFilter.unavailabilityCause().orElse(""));
+    HostRequirements.require(SeccompFilter.availability());
     ExecResult r =
         runner().exec("curl", List.of("-v", "--max-time", "5", "http://127.0.0.1:1/"), denyAll());
     ExecResult control =

@@ -35,10 +35,8 @@ class ConfinedUnprivilegedTest {
   @BeforeEach
   void needsNoRoot() {
     HostRequirements.require(!HostRequirements.isRoot(), "must run without root");
-    HostRequirements.require(
-        Landlock.abi() > 0, Landlock.unavailabilityCause().orElse("no Landlock"));
-    HostRequirements.require(
-        SeccompFilter.isAvailable(), SeccompFilter.unavailabilityCause().orElse(""));
+    HostRequirements.require(Landlock.availability());
+    HostRequirements.require(SeccompFilter.availability());
   }
 
   @Test
@@ -61,10 +59,10 @@ class ConfinedUnprivilegedTest {
 
   @Test
   void theNamespaceProbeSaysRootIsNeeded() {
-    assertThat(ThreadNamespaces.networkUnavailabilityCause())
+    assertThat(ThreadNamespaces.networkAvailability().unavailabilityCause())
         .hasValueSatisfying(
             why -> assertThat(why).contains("needs root").contains("Operation not permitted"));
-    assertThat(ThreadNamespaces.mountUnavailabilityCause())
+    assertThat(ThreadNamespaces.mountAvailability().unavailabilityCause())
         .hasValueSatisfying(why -> assertThat(why).contains("needs root"));
   }
 

@@ -31,7 +31,7 @@ class CloneIntoCgroupTest {
 
   private LocalRunner v2Runner() {
     HostRequirements.require(
-        Spawner.canSpawnIntoCgroup(),
+        Spawner.spawnIntoCgroupAvailability().isAvailable(),
         "glibc older than 2.39 has no posix_spawnattr_setcgroup_np (run this tag under"
             + " scripts/lib/in-newer-glibc)");
     LocalRunner r = LocalRunner.builder(root.toString()).caps(CapsMechanism.CGROUP_V2).build();
