@@ -1,6 +1,7 @@
 package dev.confine;
 
 import java.util.Collection;
+import java.util.List;
 import java.util.Set;
 
 /** The runner behind {@link Runners#allowCommands}. */
@@ -35,5 +36,10 @@ final class AllowCommandsRunner implements PolicyRunner, EnforcementReporter {
   @Override
   public Enforcement enforcement() {
     return Enforcement.of(inner);
+  }
+
+  @Override
+  public List<Capability> capabilities() {
+    return Capability.rowsOf(inner);
   }
 }

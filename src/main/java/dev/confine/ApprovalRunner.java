@@ -83,4 +83,9 @@ final class ApprovalRunner implements PolicyRunner, EnforcementReporter {
   public Enforcement enforcement() {
     return Enforcement.of(inner);
   }
+
+  @Override
+  public List<Capability> capabilities() {
+    return Capability.rowsOf(inner);
+  }
 }

@@ -1,5 +1,6 @@
 package dev.confine;
 
+import java.util.List;
 import java.util.Objects;
 
 /** The runner behind {@link Runners#withDefaults}. */
@@ -29,6 +30,11 @@ final class DefaultsRunner implements PolicyRunner, EnforcementReporter {
   @Override
   public Enforcement enforcement() {
     return Enforcement.of(inner);
+  }
+
+  @Override
+  public List<Capability> capabilities() {
+    return Capability.rowsOf(inner);
   }
 
   @Override

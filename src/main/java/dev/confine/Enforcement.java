@@ -4,7 +4,7 @@ import java.util.List;
 
 /**
  * What a runner really enforces on this host: false means "not enforced", never "unknown". A
- * decorator reports exactly its inner runner's enforcement.
+ * decorator reports exactly its inner runner's enforcement (and its {@link Capability} rows).
  *
  * @param envAllowList whether {@link EnvPolicy#allow()} is honoured
  * @param netModes the non-default {@link NetMode}s enforced at the OS level ({@code DEFAULT} is

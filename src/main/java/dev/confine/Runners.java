@@ -7,8 +7,8 @@ import java.util.Objects;
 
 /**
  * Decorators that put policy in front of any {@link Runner}, and the composition of a local policy.
- * Every decorator reports exactly its inner runner's {@link Enforcement}: policy in front of a
- * runner adds no enforcement of its own.
+ * Every decorator reports exactly its inner runner's {@link Enforcement} and {@link Capability}
+ * rows: policy in front of a runner adds no enforcement of its own.
  */
 public final class Runners {
   private Runners() {}

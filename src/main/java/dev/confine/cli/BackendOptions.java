@@ -11,7 +11,7 @@ import picocli.CommandLine.Option;
 
 /**
  * The options that choose the backend and how it enforces caps and confinement, shared by {@code
- * exec} and {@code doctor}.
+ * exec}, {@code shell} and {@code doctor}.
  */
 final class BackendOptions {
   @Option(

@@ -2,10 +2,11 @@ package dev.confine.cli;
 
 import dev.confine.Capability;
 import dev.confine.SandboxException;
-import dev.confine.local.LocalRunner;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -29,14 +30,17 @@ import picocli.CommandLine.Spec;
             + " cannot.")
 final class DoctorCommand implements Callable<Integer> {
   private final PrintStream out;
+  private final RunnerFactory factory;
 
   @Mixin private BackendOptions backend = new BackendOptions();
 
   @Option(names = "--json", description = "Print one JSON object instead of the table.")
   private boolean json;
 
-  DoctorCommand(PrintStream out) {
+  /** A command that reports on the runner {@code factory} makes, as exec and shell run on it. */
+  DoctorCommand(PrintStream out, RunnerFactory factory) {
     this.out = out;
+    this.factory = Objects.requireNonNull(factory, "factory");
   }
 
   @Spec private CommandSpec spec;
@@ -45,15 +49,8 @@ final class DoctorCommand implements Callable<Integer> {
   public Integer call() {
     List<Capability> rows;
     try {
-      backend.validate();
-      rows =
-          backend.confined
-              ? backend.confinedBuilder(".").build().capabilities()
-              : LocalRunner.builder(".")
-                  .caps(backend.caps)
-                  .cgroupParent(backend.cgroupParent)
-                  .build()
-                  .capabilities();
+      String here = Path.of("").toAbsolutePath().toString();
+      rows = Capability.rowsOf(factory.create(here, 0, backend));
     } catch (SandboxException e) {
       throw new ParameterException(
           spec.commandLine(), e.getMessage().replaceFirst("^(confine|sandbox): ", ""));
@@ -66,13 +63,13 @@ final class DoctorCommand implements Callable<Integer> {
   }
 
   static String table(List<Capability> rows) {
-    int width = rows.stream().mapToInt(r -> r.dimension().length()).max().orElse(0);
+    int width = rows.stream().mapToInt(r -> r.dimension().label().length()).max().orElse(0);
     StringBuilder b = new StringBuilder();
     for (Capability r : rows) {
       b.append(
           String.format(
               "%-" + width + "s  %-3s  %s%n",
-              r.dimension(),
+              r.dimension().label(),
               r.enforced() ? "yes" : "no",
               r.detail()));
     }
@@ -84,7 +81,7 @@ final class DoctorCommand implements Callable<Integer> {
     for (int i = 0; i < rows.size(); i++) {
       Capability r = rows.get(i);
       b.append(i == 0 ? "" : ",").append("{\"dimension\":");
-      JsonString.appendQuoted(b, r.dimension());
+      JsonString.appendQuoted(b, r.dimension().label());
       b.append(",\"enforced\":").append(r.enforced()).append(",\"detail\":");
       JsonString.appendQuoted(b, r.detail());
       b.append('}');

@@ -71,7 +71,7 @@ public final class Main {
     CommandLine cli = new CommandLine(new ConfineCommand());
     cli.addSubcommand(new CommandLine(new ExecCommand(in, out, err, factory)));
     cli.addSubcommand(new CommandLine(new ShellCommand(in, out, err, factory)));
-    cli.addSubcommand(new CommandLine(new DoctorCommand(out)));
+    cli.addSubcommand(new CommandLine(new DoctorCommand(out, factory)));
     // Settings after addSubcommand, since picocli copies them to the subcommands present now.
     PrintWriter outWriter = utf8(out);
     PrintWriter errWriter = utf8(err);

@@ -3,8 +3,8 @@ package dev.confine.cli;
 import dev.confine.Runner;
 
 /**
- * Makes the runner that {@code confine exec} uses, so that tests can hand in a {@code FakeRunner}
- * where the binary builds the real backend.
+ * Makes the runner that {@code confine exec} and {@code shell} run on and {@code doctor} reports
+ * on, so that tests can hand in a {@code FakeRunner} where the binary builds the real backend.
  */
 @FunctionalInterface
 interface RunnerFactory {

@@ -1,6 +1,7 @@
 package dev.confine.confined;
 
 import dev.confine.Capability;
+import dev.confine.Capability.Dimension;
 import dev.confine.CapsMechanism;
 import dev.confine.Enforcement;
 import dev.confine.EnforcementReporter;
@@ -20,6 +21,7 @@ import dev.confine.host.ExecPolicy;
 import dev.confine.host.HostEnvironment;
 import dev.confine.host.ProcessRegistry;
 import dev.confine.host.WorkDir;
+import dev.confine.linux.Availability;
 import dev.confine.linux.ConfinementException;
 import dev.confine.linux.ConfinementThreads;
 import dev.confine.linux.ConfinementThreads.Confinement;
@@ -42,7 +44,6 @@ import java.util.Collections;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -143,7 +144,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
     this.defaultMaxOutputBytes = defaultMaxOutputBytes;
     this.hostEnvironment = new HostEnvironment(hostEnvironment);
     this.enforcement =
-        !NativeAccess.isAvailable() || noConfinement().isPresent()
+        !NativeAccess.availability().isAvailable() || !confinement().isAvailable()
             ? Enforcement.NONE
             : caps.enforcement(
                     Enforcement.builder()
@@ -178,13 +179,11 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
     return readOnlyHost;
   }
 
-  /** Why nothing can run confined on this host (no Landlock, no seccomp filters), or empty. */
-  private static Optional<String> noConfinement() {
-    Optional<String> noLandlock = Landlock.unavailabilityCause();
-    if (noLandlock.isPresent()) {
-      return Optional.of("needs Landlock: " + noLandlock.get());
-    }
-    return SeccompFilter.unavailabilityCause().map(why -> "needs seccomp filters: " + why);
+  /** Whether anything can run confined on this host, and if not why (no Landlock, no seccomp). */
+  private static Availability confinement() {
+    return Landlock.availability()
+        .prefixed("needs Landlock: ")
+        .and(SeccompFilter.availability().prefixed("needs seccomp filters: "));
   }
 
   /**
@@ -192,7 +191,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
    * rootless is forced), else the seccomp filter.
    */
   Network denyAllNetwork() {
-    return !rootless && ThreadNamespaces.networkUnavailabilityCause().isEmpty()
+    return !rootless && ThreadNamespaces.networkAvailability().isAvailable()
         ? Network.NAMESPACE
         : Network.SECCOMP;
   }
@@ -214,30 +213,31 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
    * (a namespace or seccomp, the socket families, and why not a namespace), the read-only host,
    * no_new_privs and its consequence, caps.
    */
+  @Override
   public List<Capability> capabilities() {
     List<Capability> rows = new ArrayList<>();
-    String engine = NativeAccess.unavailabilityCause().orElse(null);
+    String engine = NativeAccess.availability().unavailabilityCause().orElse(null);
     if (engine != null) {
-      for (String d : DIMENSIONS) {
+      for (Dimension d : Dimension.values()) {
         rows.add(new Capability(d, false, engine));
       }
       return rows;
     }
-    String none = noConfinement().orElse(null);
+    String none = confinement().unavailabilityCause().orElse(null);
     int abi = Landlock.abi();
     rows.add(
         new Capability(
-            "spawn",
+            Dimension.SPAWN,
             none == null,
             none == null
                 ? "posix_spawn through FFM on a dedicated confinement thread; pidfd + epoll reaping"
                 : "nothing runs: " + none));
-    rows.add(new Capability("env", true, "explicit environment"));
+    rows.add(new Capability(Dimension.ENV, true, "explicit environment"));
     rows.add(
         none != null
-            ? new Capability("filesystem bounds", false, none)
+            ? new Capability(Dimension.FILESYSTEM_BOUNDS, false, none)
             : new Capability(
-                "filesystem bounds",
+                Dimension.FILESYSTEM_BOUNDS,
                 true,
                 "Landlock ABI "
                     + abi
@@ -261,9 +261,9 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
                     + " NOT covered outside a read-only host"));
     rows.add(
         none != null
-            ? new Capability("terminals", false, none)
+            ? new Capability(Dimension.TERMINALS, false, none)
             : new Capability(
-                "terminals",
+                Dimension.TERMINALS,
                 true,
                 "a session's children open only its own pty and /dev/tty (their controlling"
                     + " terminal); no other terminal, console or device of the device directories"
@@ -276,9 +276,9 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
     rows.add(userRow(none));
     rows.add(
         none != null
-            ? new Capability("other processes", false, none)
+            ? new Capability(Dimension.OTHER_PROCESSES, false, none)
             : new Capability(
-                "other processes",
+                Dimension.OTHER_PROCESSES,
                 true,
                 "seccomp refuses (EPERM) prlimit64, sched_setaffinity, sched_setscheduler,"
                     + " sched_setparam, sched_setattr, migrate_pages and move_pages for any pid but"
@@ -288,40 +288,42 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
                     + " process's memory, environment or maps outside the sandbox"));
     rows.add(
         none != null
-            ? new Capability("signal scoping", false, none)
+            ? new Capability(Dimension.SIGNAL_SCOPING, false, none)
             : abi >= 6
                 ? new Capability(
-                    "signal scoping",
+                    Dimension.SIGNAL_SCOPING,
                     true,
                     "Landlock ABI "
                         + abi
                         + ": children cannot signal processes outside their domain (the JVM) or"
                         + " connect to its abstract unix sockets")
                 : new Capability(
-                    "signal scoping",
+                    Dimension.SIGNAL_SCOPING,
                     false,
                     "needs Landlock ABI 6 (this kernel has "
                         + abi
                         + "): children can signal the JVM"));
     rows.add(netDenyRow(none));
-    for (NetMode m : List.of(NetMode.ALLOW_LIST, NetMode.PROXY)) {
-      rows.add(
-          new Capability(
-              "net " + m.name().toLowerCase(Locale.ROOT),
-              false,
-              "needs the network proxy (not built yet)"));
+    for (Dimension d : List.of(Dimension.NET_ALLOW_LIST, Dimension.NET_PROXY)) {
+      rows.add(new Capability(d, false, "needs the network proxy (not built yet)"));
     }
     rows.add(readOnlyHostRow(none));
     rows.add(
         none != null
-            ? new Capability("no_new_privs", false, none)
+            ? new Capability(Dimension.NO_NEW_PRIVS, false, none)
             : new Capability(
-                "no_new_privs",
+                Dimension.NO_NEW_PRIVS,
                 true,
                 "set for every child (Landlock and seccomp need it): setuid and file-capability"
                     + " programs (sudo, su, some pings) run without their privileges"));
     if (none != null) {
-      for (String d : List.of("memory", "cpu", "cpu throttle", "pids", "tree kill")) {
+      for (Dimension d :
+          List.of(
+              Dimension.MEMORY,
+              Dimension.CPU,
+              Dimension.CPU_THROTTLE,
+              Dimension.PIDS,
+              Dimension.TREE_KILL)) {
         rows.add(new Capability(d, false, none));
       }
     } else {
@@ -334,7 +336,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
               : "the children cannot write the cgroup filesystem (their writes are bounded), so"
                   + " they cannot leave their cgroup");
     }
-    rows.add(new Capability("disk", false, "no quota mechanism"));
+    rows.add(new Capability(Dimension.DISK, false, "no quota mechanism"));
     return rows;
   }
 
@@ -357,41 +359,19 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
     return all;
   }
 
-  private static final List<String> DIMENSIONS =
-      List.of(
-          "spawn",
-          "env",
-          "filesystem bounds",
-          "terminals",
-          "capabilities",
-          "user",
-          "other processes",
-          "signal scoping",
-          "net deny_all",
-          "net allow_list",
-          "net proxy",
-          "read-only host",
-          "no_new_privs",
-          "memory",
-          "cpu",
-          "cpu throttle",
-          "pids",
-          "tree kill",
-          "disk");
-
   private static Capability capabilitiesRow(String none) {
     if (none != null) {
-      return new Capability("capabilities", false, none);
+      return new Capability(Dimension.CAPABILITIES, false, none);
     }
     return Credentials.canClearBoundingSet()
         ? new Capability(
-            "capabilities",
+            Dimension.CAPABILITIES,
             true,
             "none: every child starts with empty bounding, ambient, inheritable, permitted and"
                 + " effective sets (cleared on its confinement thread alone), securebits NOROOT"
                 + " and NO_CAP_AMBIENT_RAISE locked, so not even uid 0 gains any at exec")
         : new Capability(
-            "capabilities",
+            Dimension.CAPABILITIES,
             true,
             "none: the children's ambient, inheritable, permitted and effective sets are empty;"
                 + " the bounding set stays (this JVM lacks CAP_SETPCAP) and no_new_privs keeps"
@@ -400,13 +380,13 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
 
   private Capability userRow(String none) {
     if (none != null) {
-      return new Capability("user", false, none);
+      return new Capability(Dimension.USER, false, none);
     }
     int jvm = Credentials.processUid();
     if (user != null) {
       return jvm == 0
           ? new Capability(
-              "user",
+              Dimension.USER,
               true,
               "children run as uid "
                   + user.uid()
@@ -416,12 +396,12 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
                   + user.gid()
                   + " only), switched on their confinement thread alone; the JVM stays uid 0")
           : new Capability(
-              "user",
+              Dimension.USER,
               false,
               "running as another user needs root (this JVM runs as uid " + jvm + ")");
     }
     return new Capability(
-        "user",
+        Dimension.USER,
         false,
         "children run as this JVM's user, uid "
             + jvm
@@ -430,11 +410,11 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
 
   private Capability netDenyRow(String none) {
     if (none != null) {
-      return new Capability("net deny_all", false, none);
+      return new Capability(Dimension.NET_DENY_ALL, false, none);
     }
     if (denyAllNetwork() == Network.NAMESPACE) {
       return new Capability(
-          "net deny_all",
+          Dimension.NET_DENY_ALL,
           true,
           "private network namespace (only lo, up; loopback works inside); socket families "
               + String.join(", ", SeccompFilter.socketFamilies(Network.NAMESPACE))
@@ -446,9 +426,9 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
     String whyNoNamespace =
         rootless
             ? "rootless forced"
-            : ThreadNamespaces.networkUnavailabilityCause().orElse("unavailable");
+            : ThreadNamespaces.networkAvailability().unavailabilityCause().orElse("unavailable");
     return new Capability(
-        "net deny_all",
+        Dimension.NET_DENY_ALL,
         true,
         "seccomp: socket family "
             + String.join(", ", SeccompFilter.socketFamilies(Network.SECCOMP))
@@ -462,25 +442,27 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
 
   private Capability readOnlyHostRow(String none) {
     if (none != null) {
-      return new Capability("read-only host", false, none);
+      return new Capability(Dimension.READ_ONLY_HOST, false, none);
     }
     if (rootless) {
       return new Capability(
-          "read-only host", false, "needs a private mount namespace (root); rootless forced");
+          Dimension.READ_ONLY_HOST,
+          false,
+          "needs a private mount namespace (root); rootless forced");
     }
-    Optional<String> cause = ThreadNamespaces.mountUnavailabilityCause();
+    Optional<String> cause = ThreadNamespaces.mountAvailability().unavailabilityCause();
     if (cause.isPresent()) {
       return new Capability(
-          "read-only host", false, "needs a private mount namespace: " + cause.get());
+          Dimension.READ_ONLY_HOST, false, "needs a private mount namespace: " + cause.get());
     }
     if (!readOnlyHost) {
       return new Capability(
-          "read-only host",
+          Dimension.READ_ONLY_HOST,
           false,
           "not requested (readOnlyHost(true), --read-only-host); available here");
     }
     return new Capability(
-        "read-only host",
+        Dimension.READ_ONLY_HOST,
         true,
         "private mount namespace: every mount read-only (EROFS) except the writable paths, which"
             + " also refuses the chmod, chown, xattr and timestamp changes Landlock does not cover;"
@@ -581,16 +563,8 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
 
   /** Refuses what this host cannot enforce; the network the children get. */
   private Network checkPolicy(ExecOptions opts) {
-    NativeAccess.unavailabilityCause()
-        .ifPresent(
-            why -> {
-              throw unavailable(why);
-            });
-    noConfinement()
-        .ifPresent(
-            why -> {
-              throw unavailable("the confinement " + why);
-            });
+    NativeAccess.availability().ensureAvailable();
+    confinement().prefixed("the confinement ").ensureAvailable();
     if (user != null && Credentials.processUid() != 0) {
       throw unavailable(
           "running children as uid "
@@ -600,11 +574,9 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
               + ")");
     }
     if (readOnlyHost) {
-      ThreadNamespaces.mountUnavailabilityCause()
-          .ifPresent(
-              why -> {
-                throw unavailable("a read-only host needs a private mount namespace: " + why);
-              });
+      ThreadNamespaces.mountAvailability()
+          .prefixed("a read-only host needs a private mount namespace: ")
+          .ensureAvailable();
     }
     NetMode mode = opts.net().mode();
     Network network =
@@ -852,7 +824,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
       }
       Path resolvedRoot = RootedPaths.resolveRoot(rootDir);
       List<String> resolved = resolveWritable(resolvedRoot);
-      if (NativeAccess.isAvailable()) {
+      if (NativeAccess.availability().isAvailable()) {
         for (Path p : union(resolvedRoot, resolved)) {
           Landlock.deviceDirectoryRefusal(p.toString())
               .ifPresent(
@@ -862,7 +834,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
         }
       }
       ScratchDirectories scratch = ScratchDirectories.create(user);
-      if (NativeAccess.isAvailable()) {
+      if (NativeAccess.availability().isAvailable()) {
         ConfinementThreads.startEngineThreads();
       }
       return new ConfinedRunner(
@@ -872,7 +844,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
           readOnlyHost,
           user,
           scratch,
-          NativeAccess.isAvailable()
+          NativeAccess.availability().isAvailable()
               ? CapsPlan.of(caps, cgroupParent)
               : CapsPlan.unavailable("the engine cannot run here"),
           maxOutputBytes,

@@ -1,6 +1,7 @@
 package dev.confine.host;
 
 import dev.confine.Capability;
+import dev.confine.Capability.Dimension;
 import dev.confine.CapsMechanism;
 import dev.confine.Enforcement;
 import dev.confine.ExecOptions;
@@ -55,8 +56,8 @@ public final class CapsPlan {
     String why = "caps disabled for this runner";
     boolean sampler = false;
     Tracking tracking = new Tracking(null, false, "the engine cannot run here");
-    if (NativeAccess.isAvailable()) {
-      boolean samplerWorks = SamplerGuard.available();
+    if (NativeAccess.availability().isAvailable()) {
+      boolean samplerWorks = SamplerGuard.availability().isAvailable();
       switch (caps) {
         case PROC_SAMPLER -> {
           sampler = samplerWorks;
@@ -66,7 +67,7 @@ public final class CapsPlan {
         case NONE -> {
           // No caps; the tree is tracked all the same, as AUTO would.
           Cgroups.Result r = Cgroups.probe(Cgroups.Version.AUTO, path(cgroupParent));
-          tracking = Tracking.of(r.cgroups(), samplerWorks, r.whyNot());
+          tracking = Tracking.of(r.cgroups(), samplerWorks, r.unavailabilityCause().orElse(null));
         }
         default -> {
           Cgroups.Result r =
@@ -78,7 +79,7 @@ public final class CapsPlan {
                   },
                   path(cgroupParent));
           cgroups = r.cgroups();
-          why = r.whyNot();
+          why = r.unavailabilityCause().orElse(null);
           tracking = Tracking.of(cgroups, samplerWorks, why);
           if (caps == CapsMechanism.AUTO
               && (cgroups == null || !cgroups.memory().available())
@@ -129,7 +130,7 @@ public final class CapsPlan {
               + ")";
       rows.add(
           new Capability(
-              "memory",
+              Dimension.MEMORY,
               true,
               "aggregate RSS from "
                   + how
@@ -140,29 +141,30 @@ public final class CapsPlan {
                   + " to no process"));
       rows.add(
           new Capability(
-              "cpu",
+              Dimension.CPU,
               true,
               "budget (the tree is killed once it is spent) from user+system time, " + how));
-      rows.add(new Capability("cpu throttle", false, "needs a cgroup cpu controller"));
-      rows.add(new Capability("pids", false, "needs cgroups: " + noCgroupsReason));
+      rows.add(new Capability(Dimension.CPU_THROTTLE, false, "needs a cgroup cpu controller"));
+      rows.add(new Capability(Dimension.PIDS, false, "needs cgroups: " + noCgroupsReason));
     } else if (cgroups == null) {
       String why = engine != null ? engine : noCgroupsReason;
-      for (String d : List.of("memory", "cpu", "cpu throttle", "pids")) {
+      for (Dimension d :
+          List.of(Dimension.MEMORY, Dimension.CPU, Dimension.CPU_THROTTLE, Dimension.PIDS)) {
         rows.add(new Capability(d, false, why));
       }
     } else {
-      rows.add(row("memory", cgroups.memory()));
+      rows.add(row(Dimension.MEMORY, cgroups.memory()));
       Cgroups.Capability cpu = cgroups.cpuAccounting();
       rows.add(
           new Capability(
-              "cpu",
+              Dimension.CPU,
               cpu.available(),
               cpu.available()
                   ? "budget (the tree is killed once it is spent, never throttled) from "
                       + cpu.detail()
                   : cpu.detail()));
-      rows.add(row("cpu throttle", cgroups.cpuThrottle()));
-      rows.add(row("pids", cgroups.pids()));
+      rows.add(row(Dimension.CPU_THROTTLE, cgroups.cpuThrottle()));
+      rows.add(row(Dimension.PIDS, cgroups.pids()));
     }
     rows.add(treeKillRow(engine, treeKillCaveat));
   }
@@ -177,11 +179,11 @@ public final class CapsPlan {
 
   private Capability treeKillRow(String engine, String caveat) {
     if (engine != null) {
-      return new Capability("tree kill", false, engine);
+      return new Capability(Dimension.TREE_KILL, false, engine);
     }
     if (tracking.cgroups() != null) {
       return new Capability(
-          "tree kill",
+          Dimension.TREE_KILL,
           true,
           "every exec and session, capped or not: "
               + tracking.cgroups().treeKill().detail()
@@ -190,7 +192,7 @@ public final class CapsPlan {
     }
     if (tracking.sampler()) {
       return new Capability(
-          "tree kill",
+          Dimension.TREE_KILL,
           true,
           "every exec and session, capped or not: "
               + SAMPLER_TRACKING
@@ -199,7 +201,7 @@ public final class CapsPlan {
               + ")");
     }
     return new Capability(
-        "tree kill",
+        Dimension.TREE_KILL,
         false,
         "process group only: no cgroup can be made ("
             + tracking.why()
@@ -207,7 +209,7 @@ public final class CapsPlan {
             + " does not work here");
   }
 
-  private static Capability row(String dimension, Cgroups.Capability c) {
+  private static Capability row(Dimension dimension, Cgroups.Capability c) {
     return new Capability(dimension, c.available(), c.detail());
   }
 

@@ -173,8 +173,8 @@ public final class EngineSession
           new SandboxException(
               Kind.BUDGET_EXCEEDED,
               "sandbox: "
-                  + end.exceeded()
-                  + " resource cap exceeded while running process "
+                  + end.exceeded().exceededMessage()
+                  + " while running process "
                   + command));
     }
     if (end.timedOut()) {

@@ -270,7 +270,7 @@ public final class ExecOutcomes {
     if (done.exceeded() != null) {
       throw new SandboxException(
           Kind.BUDGET_EXCEEDED,
-          "sandbox: " + done.exceeded() + " resource cap exceeded while executing " + cmd,
+          "sandbox: " + done.exceeded().exceededMessage() + " while executing " + cmd,
           null,
           result);
     }

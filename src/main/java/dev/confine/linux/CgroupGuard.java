@@ -19,7 +19,7 @@ public final class CgroupGuard implements TreeGuard {
   private final boolean memoryCapped;
   private final boolean tracker;
   private final CapWatch.Check check = this::poll;
-  private volatile String exceeded;
+  private volatile Cap exceeded;
   private volatile Throwable unenforceable;
   private int failures;
   private TreeUsage finalUsage;
@@ -73,9 +73,9 @@ public final class CgroupGuard implements TreeGuard {
     }
     try {
       if (memoryCapped && cgroup.oomKilled()) {
-        exceeded = "memory";
+        exceeded = Cap.MEMORY;
       } else if (cpuBudgetNanos > 0 && cgroup.cpuUsageNanos() >= cpuBudgetNanos) {
-        exceeded = "cpu";
+        exceeded = Cap.CPU;
       } else {
         failures = 0;
         return true;
@@ -119,12 +119,12 @@ public final class CgroupGuard implements TreeGuard {
   }
 
   @Override
-  public synchronized String exceeded() {
+  public synchronized Cap exceeded() {
     if (exceeded == null && memoryCapped && !closed) {
       try {
         // The leader can die of the OOM kill before a tick sees the counter.
         if (cgroup.oomKilled()) {
-          exceeded = "memory";
+          exceeded = Cap.MEMORY;
         }
       } catch (IOException e) {
         // reported as not exceeded; the exit status stands

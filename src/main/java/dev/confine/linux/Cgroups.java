@@ -1,6 +1,5 @@
 package dev.confine.linux;
 
-import dev.confine.Capability;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -175,16 +174,35 @@ public final class Cgroups {
     return r;
   }
 
-  /**
-   * The outcome of {@link #probe}.
-   *
-   * @param cgroups the usable cgroups, or null
-   * @param whyNot why none are usable, or null
-   */
-  public record Result(Cgroups cgroups, String whyNot) {
+  /** The outcome of {@link #probe}: usable cgroups, or why there are none. */
+  public static final class Result implements Availability {
+    private final Cgroups cgroups;
+    private final String whyNot;
+
+    private Result(Cgroups cgroups, String whyNot) {
+      this.cgroups = cgroups;
+      this.whyNot = whyNot;
+    }
+
+    /** The usable cgroups, or null. */
+    public Cgroups cgroups() {
+      return cgroups;
+    }
+
     /** The cgroups, when usable. */
     public Optional<Cgroups> get() {
       return Optional.ofNullable(cgroups);
+    }
+
+    /** Why no cgroups are usable; empty when they are. */
+    @Override
+    public Optional<String> unavailabilityCause() {
+      return Optional.ofNullable(whyNot);
+    }
+
+    @Override
+    public String toString() {
+      return cgroups != null ? "Result[usable]" : "Result[" + whyNot + "]";
     }
   }
 
@@ -282,7 +300,9 @@ public final class Cgroups {
       return new Result(null, "cannot create a cgroup beneath " + parent + ": " + e);
     }
     Placement placement =
-        Spawner.canSpawnIntoCgroup() ? Placement.CLONE_INTO_CGROUP : Placement.POST_SPAWN;
+        Spawner.spawnIntoCgroupAvailability().isAvailable()
+            ? Placement.CLONE_INTO_CGROUP
+            : Placement.POST_SPAWN;
     String placed =
         placement == Placement.CLONE_INTO_CGROUP
             ? "; placement race-free (clone3 CLONE_INTO_CGROUP)"

@@ -6,7 +6,7 @@ package dev.confine.linux;
  * @param ending why the wait ended
  * @param exit how the child ended, or null when it could not be reaped
  * @param leftoversKilled whether processes of the child's group outlived it and were killed
- * @param exceeded the cap the guard found exceeded ("memory", "cpu"), or null
+ * @param exceeded the cap the guard found exceeded, or null
  * @param unenforceable why the guard could no longer enforce the caps, or null
  * @param usage what the tree consumed, as far as the guard measured
  */
@@ -14,7 +14,7 @@ public record Completion(
     Ending ending,
     ExitStatus exit,
     boolean leftoversKilled,
-    String exceeded,
+    Cap exceeded,
     Throwable unenforceable,
     TreeUsage usage) {
   /** Why the wait ended. */

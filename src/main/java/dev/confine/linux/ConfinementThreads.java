@@ -112,7 +112,7 @@ public final class ConfinementThreads {
             List.of(CapWatch.class, PlacementThread.class, Landlock.class, SeccompFilter.class)) {
           Class.forName(c.getName(), true, c.getClassLoader());
         }
-        ThreadNamespaces.networkUnavailabilityCause(); // its probe starts a thread
+        ThreadNamespaces.networkAvailability(); // its probe starts a thread
       } catch (ClassNotFoundException e) {
         throw new IllegalStateException(e);
       }
@@ -236,7 +236,7 @@ public final class ConfinementThreads {
     }
 
     @Override
-    public String exceeded() {
+    public Cap exceeded() {
       return tree.exceeded();
     }
 

@@ -48,21 +48,21 @@ public final class Landlock {
     return Math.max(ABI, 0);
   }
 
-  /** Why Landlock cannot be used here (kernel too old, LSM not enabled), or empty when it can. */
-  public static Optional<String> unavailabilityCause() {
+  /** Whether Landlock can be used here, and if not why (kernel too old, LSM not enabled). */
+  public static Availability availability() {
     if (ABI > 0) {
-      return Optional.empty();
+      return Availability.AVAILABLE;
     }
     int errno = -ABI;
     if (errno == LibC.ENOSYS()) {
-      return Optional.of("the kernel has no Landlock (Linux 5.13 or newer is needed)");
+      return Availability.unavailable("the kernel has no Landlock (Linux 5.13 or newer is needed)");
     }
     if (errno == EOPNOTSUPP) {
-      return Optional.of(
+      return Availability.unavailable(
           "Landlock is built into the kernel but not enabled (add landlock to the lsm= boot"
               + " parameter)");
     }
-    return Optional.of("Landlock probe failed: " + Syscalls.strerror(errno));
+    return Availability.unavailable("Landlock probe failed: " + Syscalls.strerror(errno));
   }
 
   /**
@@ -132,7 +132,8 @@ public final class Landlock {
   static int prepare(List<String> writable, String terminal) {
     int abi = abi();
     if (abi <= 0) {
-      throw new ConfinementException("landlock", unavailabilityCause().orElse("unavailable"), 0);
+      throw new ConfinementException(
+          "landlock", availability().unavailabilityCause().orElse("unavailable"), 0);
     }
     long write = handledWriteAccess(abi);
     long read = LibC.LANDLOCK_ACCESS_FS_READ_FILE();

@@ -53,9 +53,9 @@ public final class ProcCapsWatcher {
     /**
      * A cap was reached; the tree has been killed.
      *
-     * @param resource {@code "memory"} or {@code "cpu"}
+     * @param cap the cap that was reached
      */
-    void exceeded(String resource);
+    void exceeded(Cap cap);
 
     /**
      * Sampling failed {@value ProcCapsWatcher#MAX_FAILURES} times in a row; the group has been
@@ -149,7 +149,7 @@ public final class ProcCapsWatcher {
     private volatile long peakRss;
     private volatile long cpuUser;
     private volatile long cpuSystem;
-    private volatile String exceeded;
+    private volatile Cap exceeded;
     private volatile Throwable unenforceable;
 
     private Handle(
@@ -202,20 +202,20 @@ public final class ProcCapsWatcher {
         peakRss = Math.max(peakRss, s.rssBytes());
         cpuUser = s.cpuUserNanos();
         cpuSystem = s.cpuSystemNanos();
-        String breach = null;
+        Cap breach = null;
         if (memoryCap > 0 && s.rssBytes() >= memoryCap) {
-          breach = "memory";
+          breach = Cap.MEMORY;
         } else if (cpuCap > 0 && s.cpuNanos() >= cpuCap) {
-          breach = "cpu";
+          breach = Cap.CPU;
         }
         if (breach == null) {
           scheduleNext();
           return;
         }
-        String resource = breach;
-        exceeded = resource;
-        end(resource + "_cap");
-        notify(() -> listener.exceeded(resource));
+        Cap cap = breach;
+        exceeded = cap;
+        end(cap.word() + "_cap");
+        notify(() -> listener.exceeded(cap));
       } finally {
         lock.unlock();
       }
@@ -319,8 +319,8 @@ public final class ProcCapsWatcher {
       return cpuSystem;
     }
 
-    /** {@code "memory"} or {@code "cpu"} when that cap killed the tree, else null. */
-    public String exceeded() {
+    /** The cap that killed the tree, else null. */
+    public Cap exceeded() {
       return exceeded;
     }
 

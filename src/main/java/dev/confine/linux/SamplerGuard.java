@@ -32,15 +32,15 @@ public final class SamplerGuard implements TreeGuard {
   }
 
   /**
-   * Whether sampling works in this process: one sample of the process's own tree (the seed's probe,
-   * without ps).
+   * Whether sampling works in this process, and if not why: one sample of the process's own tree
+   * (the seed's probe, without ps), taken on every call.
    */
-  public static boolean available() {
+  public static Availability availability() {
     try {
       new ProcSampler((int) ProcessHandle.current().pid()).sample();
-      return true;
+      return Availability.AVAILABLE;
     } catch (java.io.IOException | RuntimeException | LinkageError e) {
-      return false;
+      return Availability.unavailable("sampling this process's tree in /proc failed: " + e);
     }
   }
 
@@ -66,7 +66,7 @@ public final class SamplerGuard implements TreeGuard {
             cpuBudgetNanos,
             new ProcCapsWatcher.Listener() {
               @Override
-              public void exceeded(String resource) {
+              public void exceeded(Cap cap) {
                 // read from the handle when the exec completes
               }
 
@@ -110,7 +110,7 @@ public final class SamplerGuard implements TreeGuard {
   }
 
   @Override
-  public synchronized String exceeded() {
+  public synchronized Cap exceeded() {
     return handle == null ? null : handle.exceeded();
   }
 

@@ -6,7 +6,6 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.List;
-import java.util.Optional;
 
 /**
  * The classic-BPF seccomp filter of a confinement thread, installed without TSYNC (only the calling
@@ -83,34 +82,29 @@ public final class SeccompFilter {
   static final int OFFSET_ARG1 = 24;
   static final int OFFSET_ARG2 = 32;
 
-  private static final Optional<String> CAUSE = probe();
+  private static final Availability AVAILABILITY = probe();
 
-  private static Optional<String> probe() {
+  private static Availability probe() {
     try (Arena a = Arena.ofConfined()) {
       for (int action : new int[] {LibC.SECCOMP_RET_ERRNO(), LibC.SECCOMP_RET_KILL_PROCESS()}) {
         MemorySegment act = a.allocateFrom(ValueLayout.JAVA_INT, action);
         int r = Syscalls.seccomp(LibC.SECCOMP_GET_ACTION_AVAIL(), 0, act);
         if (r < 0) {
-          return Optional.of(
+          return Availability.unavailable(
               "seccomp filters are unavailable (kernel built without CONFIG_SECCOMP_FILTER, or"
                   + " too old): "
                   + Syscalls.strerror(-r));
         }
       }
-      return Optional.empty();
+      return Availability.AVAILABLE;
     } catch (LinkageError | RuntimeException e) {
-      return Optional.of("seccomp could not be probed: " + e);
+      return Availability.unavailable("seccomp could not be probed: " + e);
     }
   }
 
-  /** Whether the filter can be installed here. */
-  public static boolean isAvailable() {
-    return CAUSE.isEmpty();
-  }
-
-  /** Why the filter cannot be installed here, or empty. */
-  public static Optional<String> unavailabilityCause() {
-    return CAUSE;
+  /** Whether the filter can be installed here, and if not why. */
+  public static Availability availability() {
+    return AVAILABILITY;
   }
 
   /** The socket families a child may open with {@code network}; null: every family. */

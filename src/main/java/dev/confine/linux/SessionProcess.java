@@ -78,7 +78,7 @@ public final class SessionProcess {
    * @param exit the child's exit, or null when it could not be reaped ({@code reapFailure})
    * @param reapFailure why the child could not be reaped, or null
    * @param timedOut whether the timeout killed the tree
-   * @param exceeded the cap that was exceeded ("memory", "cpu"), or null
+   * @param exceeded the cap that was exceeded, or null
    * @param unenforceable why the caps stopped being enforceable, or null
    * @param usage what the tree consumed, as far as the guard measured
    * @param leftoversKilled whether processes outlived the child and were killed
@@ -87,7 +87,7 @@ public final class SessionProcess {
       ExitStatus exit,
       String reapFailure,
       boolean timedOut,
-      String exceeded,
+      Cap exceeded,
       Throwable unenforceable,
       TreeUsage usage,
       boolean leftoversKilled) {}

@@ -60,10 +60,15 @@ public final class Spawner {
     }
   }
 
-  /** Whether this glibc can spawn straight into a cgroup v2 (glibc 2.39 or newer). */
-  public static boolean canSpawnIntoCgroup() {
-    return SETCGROUP.isPresent();
+  /**
+   * Whether this glibc can spawn straight into a cgroup v2 (glibc 2.39 or newer), and if not why.
+   */
+  public static Availability spawnIntoCgroupAvailability() {
+    return SETCGROUP.isPresent() ? Availability.AVAILABLE : NO_SETCGROUP;
   }
+
+  private static final Availability NO_SETCGROUP =
+      Availability.unavailable("posix_spawnattr_setcgroup_np needs glibc 2.39 or newer");
 
   private static int setCgroup(MemorySegment attr, int cgroupFd) {
     try {
@@ -96,7 +101,7 @@ public final class Spawner {
    */
   static Spawned spawn(SpawnSpec spec, int cgroupFd) {
     if (cgroupFd >= 0 && SETCGROUP.isEmpty()) {
-      throw new IllegalStateException("posix_spawnattr_setcgroup_np needs glibc 2.39 or newer");
+      throw new IllegalStateException(NO_SETCGROUP.unavailabilityCause().orElseThrow());
     }
     if (spec.terminal() != null) {
       int pid = posixSpawn(spec, -1, -1, -1, cgroupFd);

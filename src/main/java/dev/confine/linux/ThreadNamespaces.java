@@ -11,7 +11,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.TreeSet;
 
 /**
@@ -24,8 +23,8 @@ import java.util.TreeSet;
  * read-only mounts.
  *
  * <p>Without root (or without CAP_SYS_ADMIN, as in an unprivileged container) unshare fails with
- * EPERM; {@link #networkUnavailabilityCause()} and {@link #mountUnavailabilityCause()} say so, from
- * a probe that really enters the namespaces on a throwaway thread once per JVM.
+ * EPERM; {@link #networkAvailability()} and {@link #mountAvailability()} say so, from a probe that
+ * really enters the namespaces on a throwaway thread once per JVM.
  *
  * <p>Constants newer than, or absent from, the generated bindings are defined here from the kernel
  * UAPI (x86-64).
@@ -48,15 +47,15 @@ public final class ThreadNamespaces {
   private static final int ENOENT = 2;
 
   /**
-   * Why this thread's children cannot get a private network namespace here (not root, no
-   * CAP_SYS_ADMIN, ...), or empty when they can.
+   * Whether this thread's children can get a private network namespace here, and if not why (not
+   * root, no CAP_SYS_ADMIN, ...).
    */
-  public static Optional<String> networkUnavailabilityCause() {
+  public static Availability networkAvailability() {
     return Probe.RESULT.network();
   }
 
-  /** Why this thread's children cannot get a private read-only mount namespace, or empty. */
-  public static Optional<String> mountUnavailabilityCause() {
+  /** Whether this thread's children can get a private read-only mount namespace, and if not why. */
+  public static Availability mountAvailability() {
     return Probe.RESULT.mount();
   }
 
@@ -299,14 +298,14 @@ public final class ThreadNamespaces {
   }
 
   /** The outcome of the probe, computed on first use. */
-  private record Probe(Optional<String> network, Optional<String> mount) {
+  private record Probe(Availability network, Availability mount) {
     // A holder. The probe thread runs only ThreadNamespaces' own code (not this class's, whose
     // initialization waits for that thread).
     static final Probe RESULT = run();
 
     private static Probe run() {
-      Optional<String> engine = NativeAccess.unavailabilityCause();
-      if (engine.isPresent()) {
+      Availability engine = NativeAccess.availability();
+      if (!engine.isAvailable()) {
         return new Probe(engine, engine);
       }
       // What the probe thread touches must not start a JVM thread from it (that thread would
@@ -315,7 +314,7 @@ public final class ThreadNamespaces {
       Arena.ofAuto().allocate(1);
       Syscalls.gettid();
       String[] causes = probeOnThrowawayThread();
-      return new Probe(Optional.ofNullable(causes[0]), Optional.ofNullable(causes[1]));
+      return new Probe(Availability.ofNullable(causes[0]), Availability.ofNullable(causes[1]));
     }
   }
 }

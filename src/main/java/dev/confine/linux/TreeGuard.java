@@ -29,8 +29,8 @@ public interface TreeGuard extends AutoCloseable {
     return false;
   }
 
-  /** The cap that was exceeded ("memory", "cpu"), or null. */
-  default String exceeded() {
+  /** The cap that was exceeded, or null. */
+  default Cap exceeded() {
     return null;
   }
 

@@ -1,6 +1,7 @@
 package dev.confine.local;
 
 import dev.confine.Capability;
+import dev.confine.Capability.Dimension;
 import dev.confine.CapsMechanism;
 import dev.confine.Enforcement;
 import dev.confine.EnforcementReporter;
@@ -66,7 +67,7 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
     this.hostEnvironment = new HostEnvironment(hostEnvironment);
     this.caps = caps;
     this.enforcement =
-        !NativeAccess.isAvailable()
+        !NativeAccess.availability().isAvailable()
             ? Enforcement.NONE
             : caps.enforcement(Enforcement.builder().envAllowList(true)).build();
   }
@@ -97,31 +98,33 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
   }
 
   /** Every policy dimension, whether it holds on this host, and by which mechanism or why not. */
+  @Override
   public List<Capability> capabilities() {
     List<Capability> rows = new ArrayList<>();
-    String engine = NativeAccess.unavailabilityCause().orElse(null);
+    String engine = NativeAccess.availability().unavailabilityCause().orElse(null);
     rows.add(
         engine == null
-            ? new Capability("spawn", true, "posix_spawn through FFM; pidfd + epoll reaping")
-            : new Capability("spawn", false, engine));
+            ? new Capability(
+                Dimension.SPAWN, true, "posix_spawn through FFM; pidfd + epoll reaping")
+            : new Capability(Dimension.SPAWN, false, engine));
     rows.add(
-        new Capability("env", engine == null, engine == null ? "explicit environment" : engine));
-    for (NetMode m : List.of(NetMode.DENY_ALL, NetMode.ALLOW_LIST, NetMode.PROXY)) {
+        new Capability(
+            Dimension.ENV, engine == null, engine == null ? "explicit environment" : engine));
+    for (Dimension d :
+        List.of(Dimension.NET_DENY_ALL, Dimension.NET_ALLOW_LIST, Dimension.NET_PROXY)) {
       rows.add(
           new Capability(
-              "net " + m.name().toLowerCase(java.util.Locale.ROOT),
-              false,
-              "the local runner has no network isolation; use a confining backend"));
+              d, false, "the local runner has no network isolation; use a confining backend"));
     }
     caps.addRows(
         rows,
         engine,
         "a child that may write the cgroup filesystem (root, as this runner does not bound"
             + " writes) can move itself out of its cgroup");
-    rows.add(new Capability("disk", false, "no quota mechanism"));
+    rows.add(new Capability(Dimension.DISK, false, "no quota mechanism"));
     rows.add(
         new Capability(
-            "filesystem bounds",
+            Dimension.FILESYSTEM_BOUNDS,
             false,
             "the local runner does not confine writes; use a confining backend"));
     return rows;
@@ -183,11 +186,7 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
   }
 
   private void checkPolicy(ExecOptions opts) {
-    NativeAccess.unavailabilityCause()
-        .ifPresent(
-            why -> {
-              throw new SandboxException(Kind.NOT_AVAILABLE, "sandbox: " + why);
-            });
+    NativeAccess.availability().ensureAvailable();
     if (opts.net().mode() != NetMode.DEFAULT) {
       throw new SandboxException(
           Kind.NOT_AVAILABLE,
@@ -258,7 +257,7 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
         throw new SandboxException(Kind.VALIDATION, "sandbox: local runner root must be set");
       }
       CapsPlan plan =
-          NativeAccess.isAvailable()
+          NativeAccess.availability().isAvailable()
               ? CapsPlan.of(caps, cgroupParent)
               : CapsPlan.unavailable("the engine cannot run here");
       return new LocalRunner(

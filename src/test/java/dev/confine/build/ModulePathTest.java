@@ -74,7 +74,7 @@ class ModulePathTest {
     // A public method of an internal class is out of reach from outside the module.
     Class<?> internal = Class.forName(module, NativeAccess.class.getName());
     assertThat(internal).isNotNull();
-    assertThatThrownBy(() -> internal.getMethod("isAvailable").invoke(null))
+    assertThatThrownBy(() -> internal.getMethod("availability").invoke(null))
         .isInstanceOf(IllegalAccessException.class)
         .hasMessageContaining("does not export dev.confine.linux");
   }
@@ -115,9 +115,7 @@ class ModulePathTest {
   }
 
   private static void requireEngine() {
-    HostRequirements.require(
-        NativeAccess.isAvailable(),
-        "the engine cannot run here: " + NativeAccess.unavailabilityCause().orElse(""));
+    HostRequirements.require(NativeAccess.availability().prefixed("the engine cannot run here: "));
   }
 
   private record Outcome(int exitCode, String output) {}

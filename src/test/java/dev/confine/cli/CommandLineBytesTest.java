@@ -90,8 +90,7 @@ class CommandLineBytesTest {
   @Test
   @Tag("confinement")
   void confinedTheBytesReachTheChildVerbatimToo() throws Exception {
-    HostRequirements.require(
-        Landlock.abi() > 0, Landlock.unavailabilityCause().orElse("no Landlock"));
+    HostRequirements.require(Landlock.availability());
     RawBytes.sh(tmp, "mkdir \"$X\"");
     assertThat(
             confine(

@@ -2,6 +2,18 @@ package dev.confine.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.confine.Capability;
+import dev.confine.Capability.Dimension;
+import dev.confine.Enforcement;
+import dev.confine.EnforcementReporter;
+import dev.confine.ExecOptions;
+import dev.confine.ExecResult;
+import dev.confine.FakeRunner;
+import dev.confine.NetMode;
+import dev.confine.Runner;
+import dev.confine.Runners;
+import dev.confine.SandboxException;
+import dev.confine.SandboxException.Kind;
 import dev.confine.linux.Landlock;
 import dev.confine.linux.SeccompFilter;
 import dev.confine.testing.HostRequirements;
@@ -9,12 +21,19 @@ import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class DoctorCommandTest {
   private record Run(int status, String out, String err) {}
 
   private static Run run(String... args) {
+    return run(Main.BACKEND, args);
+  }
+
+  private static Run run(RunnerFactory factory, String... args) {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     ByteArrayOutputStream err = new ByteArrayOutputStream();
     int status =
@@ -23,7 +42,7 @@ class DoctorCommandTest {
             new ByteArrayInputStream(new byte[0]),
             new PrintStream(out, true, StandardCharsets.UTF_8),
             new PrintStream(err, true, StandardCharsets.UTF_8),
-            Main.BACKEND);
+            factory);
     return new Run(
         status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
   }
@@ -86,8 +105,7 @@ class DoctorCommandTest {
 
   @Test
   void confinedReportsTheConfinedRunnersRows() {
-    HostRequirements.require(
-        Landlock.abi() > 0, Landlock.unavailabilityCause().orElse("no Landlock"));
+    HostRequirements.require(Landlock.availability());
     Run r = run("doctor", "--confined", "--rootless");
     assertThat(r.status()).as(r.err()).isZero();
     assertThat(r.out().lines())
@@ -96,7 +114,7 @@ class DoctorCommandTest {
         .anyMatch(l -> l.matches("read-only host +no +.*rootless forced.*"))
         .anyMatch(l -> l.matches("no_new_privs +yes +.*setuid.*"))
         .anyMatch(l -> l.matches("signal scoping +(yes|no) +.+"));
-    if (SeccompFilter.isAvailable()) {
+    if (SeccompFilter.availability().isAvailable()) {
       assertThat(r.out()).containsPattern("net deny_all +yes +seccomp:");
     }
     Run json = run("doctor", "--confined", "--json");
@@ -111,5 +129,96 @@ class DoctorCommandTest {
     Run both = run("doctor", "--confined", "--rootless", "--read-only-host");
     assertThat(both.status()).isEqualTo(2);
     assertThat(both.err()).contains("confine: a read-only host needs a private mount namespace");
+  }
+
+  @Test
+  void reportsOnWhateverRunnerTheFactoryMakes() {
+    FakeRunner fake =
+        new FakeRunner()
+            .reporting(
+                Enforcement.builder()
+                    .envAllowList(true)
+                    .memoryCap(true)
+                    .netModes(NetMode.DENY_ALL)
+                    .build());
+    List<String> roots = new ArrayList<>();
+    Run r =
+        run(
+            (root, maxOutputBytes) -> {
+              roots.add(root);
+              return fake;
+            },
+            "doctor");
+    assertThat(r.status()).as(r.err()).isZero();
+    assertThat(roots).containsExactly(Path.of("").toAbsolutePath().toString());
+    String yes = "yes  enforced (the runner names no mechanism)\n";
+    String no = "no   not enforced by this runner\n";
+    assertThat(r.out())
+        .isEqualTo(
+            "env                "
+                + yes
+                + "filesystem bounds  "
+                + no
+                + "net deny_all       "
+                + yes
+                + "net allow_list     "
+                + no
+                + "net proxy          "
+                + no
+                + "memory             "
+                + yes
+                + "cpu                "
+                + no
+                + "cpu throttle       "
+                + no
+                + "pids               "
+                + no
+                + "disk               "
+                + no);
+  }
+
+  @Test
+  void printsTheRowsARunnerReportsItselfAsTheyAre() {
+    class Reporting implements Runner, EnforcementReporter {
+      @Override
+      public ExecResult exec(String command, List<String> args, ExecOptions options) {
+        return ExecResult.ofExit(0);
+      }
+
+      @Override
+      public Enforcement enforcement() {
+        return Enforcement.NONE;
+      }
+
+      @Override
+      public List<Capability> capabilities() {
+        return List.of(
+            new Capability(Dimension.TREE_KILL, true, "a \"quoted\" mechanism"),
+            new Capability(Dimension.DISK, false, "no quota"));
+      }
+    }
+    Runner decorated = Runners.withDefaults(new Reporting(), null);
+    Run table = run((root, maxOutputBytes) -> decorated, "doctor");
+    assertThat(table.out())
+        .isEqualTo("tree kill  yes  a \"quoted\" mechanism\ndisk       no   no quota\n");
+    Run json = run((root, maxOutputBytes) -> decorated, "doctor", "--json");
+    assertThat(json.out())
+        .isEqualTo(
+            "{\"dimensions\":[{\"dimension\":\"tree kill\",\"enforced\":true,\"detail\":\"a"
+                + " \\\"quoted\\\" mechanism\"},{\"dimension\":\"disk\",\"enforced\":false,"
+                + "\"detail\":\"no quota\"}]}\n");
+  }
+
+  @Test
+  void aRunnerTheFactoryCannotMakeIsAUsageError() {
+    Run r =
+        run(
+            (root, maxOutputBytes) -> {
+              throw new SandboxException(Kind.NOT_AVAILABLE, "sandbox: no backend on this host");
+            },
+            "doctor");
+    assertThat(r.status()).isEqualTo(2);
+    assertThat(r.err()).contains("confine: no backend on this host");
+    assertThat(r.out()).isEmpty();
   }
 }

@@ -624,11 +624,7 @@ class ExecCommandTest {
       throws IOException {
     HostRequirements.requireRoot();
     HostRequirements.require(
-        ThreadNamespaces.networkUnavailabilityCause().isEmpty()
-            && ThreadNamespaces.mountUnavailabilityCause().isEmpty(),
-        ThreadNamespaces.mountUnavailabilityCause()
-            .or(ThreadNamespaces::networkUnavailabilityCause)
-            .orElse(""));
+        ThreadNamespaces.mountAvailability().and(ThreadNamespaces.networkAvailability()));
     Run net =
         run(
             Main.BACKEND,

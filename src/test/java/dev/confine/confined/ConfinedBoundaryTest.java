@@ -42,10 +42,8 @@ class ConfinedBoundaryTest {
 
   @BeforeEach
   void needsTheConfinement() throws IOException {
-    HostRequirements.require(
-        Landlock.abi() > 0, Landlock.unavailabilityCause().orElse("no Landlock"));
-    HostRequirements.require(
-        SeccompFilter.isAvailable(), SeccompFilter.unavailabilityCause().orElse(""));
+    HostRequirements.require(Landlock.availability());
+    HostRequirements.require(SeccompFilter.availability());
     HostRequirements.require(ConfinedRunnerTest.onPath("python3"), "python3 is not installed");
     // The run-as mode's child (nobody) writes in the root too.
     Files.setPosixFilePermissions(root, PosixFilePermissions.fromString("rwxrwxrwx"));

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import dev.confine.Capability;
+import dev.confine.Capability.Dimension;
 import dev.confine.Enforcement;
 import dev.confine.ExecOptions;
 import dev.confine.ExecResult;
@@ -42,10 +43,8 @@ class ConfinedCapsTest {
 
   @BeforeEach
   void needsTheConfinement() throws IOException {
-    HostRequirements.require(
-        Landlock.abi() > 0, Landlock.unavailabilityCause().orElse("no Landlock"));
-    HostRequirements.require(
-        SeccompFilter.isAvailable(), SeccompFilter.unavailabilityCause().orElse(""));
+    HostRequirements.require(Landlock.availability());
+    HostRequirements.require(SeccompFilter.availability());
     HostRequirements.require(ConfinedRunnerTest.onPath("python3"), "python3 is not installed");
     Files.setPosixFilePermissions(root, PosixFilePermissions.fromString("rwxrwxrwx"));
   }
@@ -71,12 +70,15 @@ class ConfinedCapsTest {
     assertThat(e.cpuCap()).isTrue();
     assertThat(e.pidsCap()).isEqualTo(HostRequirements.isRoot());
     assertThat(r.capabilities())
-        .filteredOn(c -> List.of("memory", "cpu", "tree kill").contains(c.dimension()))
+        .filteredOn(
+            c ->
+                List.of(Dimension.MEMORY, Dimension.CPU, Dimension.TREE_KILL)
+                    .contains(c.dimension()))
         .hasSize(3)
         .allSatisfy(c -> assertThat(c.enforced()).as(c.toString()).isTrue());
     if (HostRequirements.isRoot()) {
       assertThat(r.capabilities())
-          .filteredOn(c -> c.dimension().equals("tree kill"))
+          .filteredOn(c -> c.dimension() == Dimension.TREE_KILL)
           .singleElement()
           .extracting(Capability::detail)
           .asString()

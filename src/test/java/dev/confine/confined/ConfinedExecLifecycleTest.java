@@ -40,8 +40,7 @@ class ConfinedExecLifecycleTest {
 
   @BeforeEach
   void needsLandlock() {
-    HostRequirements.require(
-        Landlock.abi() > 0, Landlock.unavailabilityCause().orElse("no Landlock"));
+    HostRequirements.require(Landlock.availability());
   }
 
   private ConfinedRunner runner() {

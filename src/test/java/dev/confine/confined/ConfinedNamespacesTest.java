@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.sun.net.httpserver.HttpServer;
 import dev.confine.Capability;
+import dev.confine.Capability.Dimension;
 import dev.confine.ExecOptions;
 import dev.confine.ExecResult;
 import dev.confine.NetPolicy;
@@ -55,16 +56,10 @@ class ConfinedNamespacesTest {
 
   @BeforeEach
   void needsRootNamespaces() {
-    HostRequirements.require(
-        Landlock.abi() > 0, Landlock.unavailabilityCause().orElse("no Landlock"));
-    HostRequirements.require(
-        SeccompFilter.isAvailable(), SeccompFilter.unavailabilityCause().orElse(""));
-    HostRequirements.require(
-        ThreadNamespaces.networkUnavailabilityCause().isEmpty(),
-        ThreadNamespaces.networkUnavailabilityCause().orElse(""));
-    HostRequirements.require(
-        ThreadNamespaces.mountUnavailabilityCause().isEmpty(),
-        ThreadNamespaces.mountUnavailabilityCause().orElse(""));
+    HostRequirements.require(Landlock.availability());
+    HostRequirements.require(SeccompFilter.availability());
+    HostRequirements.require(ThreadNamespaces.networkAvailability());
+    HostRequirements.require(ThreadNamespaces.mountAvailability());
   }
 
   private ConfinedRunner runner() {
@@ -338,7 +333,7 @@ class ConfinedNamespacesTest {
   void capabilitiesNameTheNamespaces() {
     List<Capability> rows = readOnlyHost().capabilities();
     assertThat(rows)
-        .filteredOn(r -> r.dimension().equals("net deny_all"))
+        .filteredOn(r -> r.dimension() == Dimension.NET_DENY_ALL)
         .singleElement()
         .satisfies(
             r -> {
@@ -346,7 +341,7 @@ class ConfinedNamespacesTest {
               assertThat(r.detail()).startsWith("private network namespace");
             });
     assertThat(rows)
-        .filteredOn(r -> r.dimension().equals("read-only host"))
+        .filteredOn(r -> r.dimension() == Dimension.READ_ONLY_HOST)
         .singleElement()
         .satisfies(
             r -> {
@@ -354,7 +349,7 @@ class ConfinedNamespacesTest {
               assertThat(r.detail()).startsWith("private mount namespace");
             });
     assertThat(runner().capabilities())
-        .filteredOn(r -> r.dimension().equals("read-only host"))
+        .filteredOn(r -> r.dimension() == Dimension.READ_ONLY_HOST)
         .singleElement()
         .satisfies(r -> assertThat(r.detail()).startsWith("not requested"));
   }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.confine.Capability;
+import dev.confine.Capability.Dimension;
 import dev.confine.ExecOptions;
 import dev.confine.ExecResult;
 import dev.confine.NetPolicy;
@@ -37,10 +38,8 @@ class ConfinedRootlessTest {
 
   @BeforeEach
   void needsLandlockAndSeccomp() {
-    HostRequirements.require(
-        Landlock.abi() > 0, Landlock.unavailabilityCause().orElse("no Landlock"));
-    HostRequirements.require(
-        SeccompFilter.isAvailable(), SeccompFilter.unavailabilityCause().orElse(""));
+    HostRequirements.require(Landlock.availability());
+    HostRequirements.require(SeccompFilter.availability());
   }
 
   private ConfinedRunner rootless() {
@@ -81,7 +80,7 @@ class ConfinedRootlessTest {
   void capabilitiesSayWhyNoNamespaceIsUsed() {
     List<Capability> rows = rootless().capabilities();
     assertThat(rows)
-        .filteredOn(r -> r.dimension().equals("net deny_all"))
+        .filteredOn(r -> r.dimension() == Dimension.NET_DENY_ALL)
         .singleElement()
         .satisfies(
             r -> {
@@ -89,7 +88,7 @@ class ConfinedRootlessTest {
               assertThat(r.detail()).startsWith("seccomp:").endsWith("(rootless forced)");
             });
     assertThat(rows)
-        .filteredOn(r -> r.dimension().equals("read-only host"))
+        .filteredOn(r -> r.dimension() == Dimension.READ_ONLY_HOST)
         .singleElement()
         .satisfies(
             r -> {
@@ -97,7 +96,7 @@ class ConfinedRootlessTest {
               assertThat(r.detail()).contains("rootless forced");
             });
     assertThat(rows)
-        .filteredOn(r -> r.dimension().equals("filesystem bounds"))
+        .filteredOn(r -> r.dimension() == Dimension.FILESYSTEM_BOUNDS)
         .singleElement()
         .satisfies(
             r -> {
@@ -105,15 +104,18 @@ class ConfinedRootlessTest {
               assertThat(r.detail()).startsWith("Landlock ABI " + Landlock.abi() + ":");
             });
     assertThat(rows)
-        .filteredOn(r -> r.dimension().equals("signal scoping"))
+        .filteredOn(r -> r.dimension() == Dimension.SIGNAL_SCOPING)
         .singleElement()
         .satisfies(r -> assertThat(r.enforced()).isEqualTo(Landlock.abi() >= 6));
     assertThat(rows)
-        .filteredOn(r -> r.dimension().equals("no_new_privs"))
+        .filteredOn(r -> r.dimension() == Dimension.NO_NEW_PRIVS)
         .singleElement()
         .satisfies(r -> assertThat(r.detail()).contains("setuid"));
     assertThat(rows)
-        .filteredOn(r -> List.of("memory", "cpu", "tree kill").contains(r.dimension()))
+        .filteredOn(
+            r ->
+                List.of(Dimension.MEMORY, Dimension.CPU, Dimension.TREE_KILL)
+                    .contains(r.dimension()))
         .hasSize(3)
         .allSatisfy(r -> assertThat(r.enforced()).isTrue());
   }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.confine.Capability;
+import dev.confine.Capability.Dimension;
 import dev.confine.ExecOptions;
 import dev.confine.ExecResult;
 import dev.confine.SandboxException;
@@ -40,8 +41,7 @@ class ConfinedRunAsTest {
 
   @BeforeEach
   void needsLandlock() throws IOException {
-    HostRequirements.require(
-        Landlock.abi() > 0, Landlock.unavailabilityCause().orElse("no Landlock"));
+    HostRequirements.require(Landlock.availability());
     Files.setPosixFilePermissions(root, PosixFilePermissions.fromString("rwxrwxrwx"));
   }
 
@@ -108,7 +108,7 @@ class ConfinedRunAsTest {
   @Tag("root")
   void theReportSaysWhoTheChildrenAre() {
     assertThat(asNobody().capabilities())
-        .filteredOn(c -> c.dimension().equals("user"))
+        .filteredOn(c -> c.dimension() == Dimension.USER)
         .singleElement()
         .satisfies(
             c -> {
@@ -116,7 +116,7 @@ class ConfinedRunAsTest {
               assertThat(c.detail()).contains("uid " + NOBODY, "the JVM stays uid 0");
             });
     assertThat(ConfinedRunner.builder(root.toString()).build().capabilities())
-        .filteredOn(c -> c.dimension().equals("user"))
+        .filteredOn(c -> c.dimension() == Dimension.USER)
         .singleElement()
         .extracting(Capability::detail)
         .asString()

@@ -3,6 +3,8 @@ package dev.confine.confined;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.confine.Capability;
+import dev.confine.Capability.Dimension;
 import dev.confine.Enforcement;
 import dev.confine.ExecOptions;
 import dev.confine.ExecResult;
@@ -40,8 +42,7 @@ class ConfinedRunnerTest {
 
   @BeforeEach
   void needsLandlock() {
-    HostRequirements.require(
-        Landlock.abi() > 0, Landlock.unavailabilityCause().orElse("no Landlock"));
+    HostRequirements.require(Landlock.availability());
   }
 
   private ConfinedRunner runner() {
@@ -82,7 +83,8 @@ class ConfinedRunnerTest {
     assertThat(e.envAllowList()).isTrue();
     assertThat(e.filesystemBounds()).isTrue();
     assertThat(e.netModes())
-        .isEqualTo(SeccompFilter.isAvailable() ? List.of(NetMode.DENY_ALL) : List.of());
+        .isEqualTo(
+            SeccompFilter.availability().isAvailable() ? List.of(NetMode.DENY_ALL) : List.of());
     // Caps: ConfinedCapsTest.
     assertThat(e.memoryCap() && e.cpuCap()).isTrue();
   }
@@ -265,8 +267,7 @@ class ConfinedRunnerTest {
   @Test
   void denyAllRefusesInetSocketsButNotUnixSockets() {
     requirePython();
-    HostRequirements.require(
-        SeccompFilter.isAvailable(), SeccompFilter.unavailabilityCause().orElse(""));
+    HostRequirements.require(SeccompFilter.availability());
     ConfinedRunner runner = runner();
     for (String family : List.of("AF_INET", "AF_INET6")) {
       ExecResult r =
@@ -297,8 +298,7 @@ class ConfinedRunnerTest {
   @Test
   void curlFailsUnderDenyAll() {
     HostRequirements.require(onPath("curl"), "curl is not installed");
-    HostRequirements.require(
-        SeccompFilter.isAvailable(), SeccompFilter.unavailabilityCause().orElse(""));
+    HostRequirements.require(SeccompFilter.availability());
     ExecResult r =
         runner().exec("curl", List.of("-v", "--max-time", "5", "http://127.0.0.1:1/"), denyAll());
     ExecResult control =
@@ -387,11 +387,18 @@ class ConfinedRunnerTest {
         .containsExactly(
             root.resolve("sub").toRealPath().toString(), outside.toRealPath().toString());
     assertThat(ok.capabilities())
-        .filteredOn(c -> c.dimension().equals("filesystem bounds"))
+        .filteredOn(c -> c.dimension() == Dimension.FILESYSTEM_BOUNDS)
         .singleElement()
         .satisfies(c -> assertThat(c.detail()).contains(outside.toRealPath().toString()));
     ExecResult r = ok.exec("touch", List.of(outside.resolve("named").toString()), timeout());
     assertThat(r.exitCode()).as(r.stderrText()).isZero();
+  }
+
+  @Test
+  void reportsEveryDimensionOnceInItsOrder() {
+    assertThat(runner().capabilities())
+        .extracting(Capability::dimension)
+        .containsExactly(Dimension.values());
   }
 
   @Test

@@ -33,8 +33,7 @@ class ConfinedSessionTest {
 
   @BeforeEach
   void needsLandlock() {
-    HostRequirements.require(
-        Landlock.abi() > 0, Landlock.unavailabilityCause().orElse("no Landlock"));
+    HostRequirements.require(Landlock.availability());
   }
 
   private ConfinedRunner runner() {

@@ -84,10 +84,8 @@ class ConfinedStdinStreamTest {
   }
 
   private void streamIsReadUnconfined(boolean rootless) {
-    HostRequirements.require(
-        Landlock.abi() > 0, Landlock.unavailabilityCause().orElse("no Landlock"));
-    HostRequirements.require(
-        SeccompFilter.isAvailable(), SeccompFilter.unavailabilityCause().orElse("no seccomp"));
+    HostRequirements.require(Landlock.availability());
+    HostRequirements.require(SeccompFilter.availability());
     Spy spy = new Spy();
     ExecResult r =
         ConfinedRunner.builder(root.toString())

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.confine.Capability;
+import dev.confine.Capability.Dimension;
 import dev.confine.ExecOptions;
 import dev.confine.ExecResult;
 import dev.confine.NetPolicy;
@@ -34,10 +35,8 @@ class ConfinedUnprivilegedTest {
   @BeforeEach
   void needsNoRoot() {
     HostRequirements.require(!HostRequirements.isRoot(), "must run without root");
-    HostRequirements.require(
-        Landlock.abi() > 0, Landlock.unavailabilityCause().orElse("no Landlock"));
-    HostRequirements.require(
-        SeccompFilter.isAvailable(), SeccompFilter.unavailabilityCause().orElse(""));
+    HostRequirements.require(Landlock.availability());
+    HostRequirements.require(SeccompFilter.availability());
   }
 
   @Test
@@ -53,17 +52,17 @@ class ConfinedUnprivilegedTest {
             SandboxException.class, e -> assertThat(e.kind()).isEqualTo(Kind.NOT_AVAILABLE))
         .hasMessageContaining("needs root");
     assertThat(r.capabilities())
-        .filteredOn(c -> c.dimension().equals("user"))
+        .filteredOn(c -> c.dimension() == Dimension.USER)
         .singleElement()
         .satisfies(c -> assertThat(c.enforced()).isFalse());
   }
 
   @Test
   void theNamespaceProbeSaysRootIsNeeded() {
-    assertThat(ThreadNamespaces.networkUnavailabilityCause())
+    assertThat(ThreadNamespaces.networkAvailability().unavailabilityCause())
         .hasValueSatisfying(
             why -> assertThat(why).contains("needs root").contains("Operation not permitted"));
-    assertThat(ThreadNamespaces.mountUnavailabilityCause())
+    assertThat(ThreadNamespaces.mountAvailability().unavailabilityCause())
         .hasValueSatisfying(why -> assertThat(why).contains("needs root"));
   }
 
@@ -80,7 +79,7 @@ class ConfinedUnprivilegedTest {
     assertThat(r.exitCode()).isNotZero();
     assertThat(r.stderrText()).contains("PermissionError");
     assertThat(runner.capabilities())
-        .filteredOn(c -> c.dimension().equals("net deny_all"))
+        .filteredOn(c -> c.dimension() == Dimension.NET_DENY_ALL)
         .singleElement()
         .satisfies(
             c -> {
@@ -99,7 +98,7 @@ class ConfinedUnprivilegedTest {
         .hasMessageContaining("needs root");
     List<Capability> rows = runner.capabilities();
     assertThat(rows)
-        .filteredOn(c -> c.dimension().equals("read-only host"))
+        .filteredOn(c -> c.dimension() == Dimension.READ_ONLY_HOST)
         .singleElement()
         .satisfies(
             c -> {

@@ -29,8 +29,7 @@ class ConfinedWorkDirRaceTest {
 
   @Test
   void noConfinedExecStartsOutsideTheRootWhileTheTreeFlips() throws Exception {
-    HostRequirements.require(
-        Landlock.abi() > 0, Landlock.unavailabilityCause().orElse("no Landlock"));
+    HostRequirements.require(Landlock.availability());
     ConfinedRunner runner = ConfinedRunner.builder(root.toString()).rootless(true).build();
     WorkDirFlipper.Tally tally;
     try (WorkDirFlipper flipper = new WorkDirFlipper(root, outside)) {
@@ -53,8 +52,7 @@ class ConfinedWorkDirRaceTest {
 
   @Test
   void noConfinedSessionStartsOutsideTheRootWhileTheTreeFlips() throws Exception {
-    HostRequirements.require(
-        Landlock.abi() > 0, Landlock.unavailabilityCause().orElse("no Landlock"));
+    HostRequirements.require(Landlock.availability());
     ConfinedRunner runner = ConfinedRunner.builder(root.toString()).rootless(true).build();
     WorkDirFlipper.Tally tally;
     try (WorkDirFlipper flipper = new WorkDirFlipper(root, outside)) {

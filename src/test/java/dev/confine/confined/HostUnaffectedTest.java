@@ -48,17 +48,15 @@ class HostUnaffectedTest {
 
   @Test
   void theHostJvmIsUnaffectedAfterThousandsOfConfinedSpawns() throws Exception {
-    HostRequirements.require(
-        Landlock.abi() > 0, Landlock.unavailabilityCause().orElse("no Landlock"));
-    HostRequirements.require(
-        SeccompFilter.isAvailable(), SeccompFilter.unavailabilityCause().orElse(""));
+    HostRequirements.require(Landlock.availability());
+    HostRequirements.require(SeccompFilter.availability());
     Path a = Files.createDirectories(dir.resolve("a"));
     Path b = Files.createDirectories(dir.resolve("b"));
     List<ConfinedRunner> runners = new ArrayList<>();
     runners.add(ConfinedRunner.builder(a.toString()).build());
     runners.add(ConfinedRunner.builder(b.toString()).writablePaths(a.toString()).build());
     runners.add(ConfinedRunner.builder(b.toString()).rootless(true).build());
-    if (ThreadNamespaces.mountUnavailabilityCause().isEmpty()) {
+    if (ThreadNamespaces.mountAvailability().isAvailable()) {
       runners.add(ConfinedRunner.builder(a.toString()).readOnlyHost(true).build());
     }
     int kinds = runners.size();

@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Test;
 class CgroupsTest {
   private static Cgroups v1() {
     Cgroups.Result r = Cgroups.probe(Cgroups.Version.V1, null);
-    HostRequirements.require(r.cgroups() != null, "no usable cgroup v1 hierarchy: " + r.whyNot());
+    HostRequirements.require(r.prefixed("no usable cgroup v1 hierarchy: "));
     return r.cgroups();
   }
 

@@ -14,8 +14,10 @@ final class NamespaceProbeMain {
 
   public static void main(String[] args) throws IOException {
     System.out.println(
-        "network=" + ThreadNamespaces.networkUnavailabilityCause().orElse("available"));
-    System.out.println("mount=" + ThreadNamespaces.mountUnavailabilityCause().orElse("available"));
+        "network="
+            + ThreadNamespaces.networkAvailability().unavailabilityCause().orElse("available"));
+    System.out.println(
+        "mount=" + ThreadNamespaces.mountAvailability().unavailabilityCause().orElse("available"));
     System.out.println("foreign=" + HostNamespaces.threadsOutside());
   }
 }

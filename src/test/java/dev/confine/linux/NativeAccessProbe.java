@@ -10,8 +10,8 @@ final class NativeAccessProbe {
   private NativeAccessProbe() {}
 
   public static void main(String[] args) {
-    System.out.println("available=" + NativeAccess.isAvailable());
-    System.out.println("cause=" + NativeAccess.unavailabilityCause().orElse(""));
+    System.out.println("available=" + NativeAccess.availability().isAvailable());
+    System.out.println("cause=" + NativeAccess.availability().unavailabilityCause().orElse(""));
     LocalRunner runner = LocalRunner.create("/tmp");
     System.out.println(
         "enforcement=" + (runner.enforcement().equals(Enforcement.NONE) ? "NONE" : "some"));

@@ -12,8 +12,8 @@ import org.junit.jupiter.api.Test;
 class NativeAccessTest {
   @Test
   void isAvailableInTheTestJvm() {
-    assertThat(NativeAccess.unavailabilityCause()).isEmpty();
-    assertThat(NativeAccess.isAvailable()).isTrue();
+    assertThat(NativeAccess.availability().unavailabilityCause()).isEmpty();
+    assertThat(NativeAccess.availability().isAvailable()).isTrue();
   }
 
   @Test

@@ -27,9 +27,9 @@ class ProcCapsWatcherTest {
     final List<String> threads = new CopyOnWriteArrayList<>();
 
     @Override
-    public void exceeded(String resource) {
+    public void exceeded(Cap cap) {
       threads.add(Thread.currentThread().getName());
-      events.add("exceeded:" + resource);
+      events.add("exceeded:" + cap.word());
     }
 
     @Override
@@ -61,7 +61,7 @@ class ProcCapsWatcherTest {
         SpawnedTree.await(() -> !events.events.isEmpty(), WAIT, "the report");
         assertThat(events.events).containsExactly("exceeded:memory");
         assertThat(events.threads).containsExactly("confine-caps-sampler");
-        assertThat(h.exceeded()).isEqualTo("memory");
+        assertThat(h.exceeded()).isEqualTo(Cap.MEMORY);
         assertThat(h.unenforceable()).isNull();
         assertThat(h.peakRssBytes()).isBetween(32 * MIB, 256 * MIB);
         assertThat(tree.stdout()).doesNotContain("survived");
@@ -82,7 +82,7 @@ class ProcCapsWatcherTest {
         assertThat(tree.execution().exitStatus().signal()).isEqualTo(SIGKILL);
         SpawnedTree.await(() -> !events.events.isEmpty(), WAIT, "the report");
         assertThat(events.events).containsExactly("exceeded:cpu");
-        assertThat(h.exceeded()).isEqualTo("cpu");
+        assertThat(h.exceeded()).isEqualTo(Cap.CPU);
         assertThat(h.cpuUserNanos() + h.cpuSystemNanos())
             .isBetween(cap, cap + TimeUnit.MILLISECONDS.toNanos(500));
         assertThat(h.peakRssBytes()).isPositive();
@@ -292,7 +292,7 @@ class ProcCapsWatcherTest {
       ProcCapsWatcher.Listener stopping =
           new ProcCapsWatcher.Listener() {
             @Override
-            public void exceeded(String resource) {
+            public void exceeded(Cap cap) {
               try {
                 created.await();
               } catch (InterruptedException e) {
@@ -310,7 +310,7 @@ class ProcCapsWatcherTest {
               tree.pid(), 1, 0, stopping, () -> new ProcSampler.Sample(2, 0, 0, 1));
       created.countDown();
       assertThat(called.await(10, TimeUnit.SECONDS)).isTrue();
-      assertThat(handle[0].exceeded()).isEqualTo("memory");
+      assertThat(handle[0].exceeded()).isEqualTo(Cap.MEMORY);
     }
   }
 

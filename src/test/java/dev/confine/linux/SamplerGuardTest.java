@@ -19,7 +19,7 @@ class SamplerGuardTest {
 
   private static Cgroups v2() {
     Cgroups.Result r = Cgroups.probe(Cgroups.Version.V2, null);
-    HostRequirements.require(r.cgroups() != null, "no usable cgroup v2 here: " + r.whyNot());
+    HostRequirements.require(r.prefixed("no usable cgroup v2 here: "));
     return r.cgroups();
   }
 
@@ -59,7 +59,7 @@ class SamplerGuardTest {
             "head -c 1073741824 /dev/zero | tail",
             new SamplerGuard(64 * MIB, 0, new CgroupGuard(cgroups, TreeLimits.NONE)));
     Completion c = e.runToCompletion(Long.MAX_VALUE, 2_000_000_000L);
-    assertThat(c.exceeded()).isEqualTo("memory");
+    assertThat(c.exceeded()).isEqualTo(Cap.MEMORY);
     assertThat(c.usage().peakMemoryBytes()).isGreaterThanOrEqualTo(64 * MIB);
   }
 
@@ -76,7 +76,8 @@ class SamplerGuardTest {
     Cgroups v2 = v2();
     CgroupGuard postSpawn = new CgroupGuard(v2, TreeLimits.NONE);
     start("exit 0", postSpawn).runToCompletion(Long.MAX_VALUE, 2_000_000_000L);
-    assertThat(postSpawn.holdsEveryProcess()).isEqualTo(Spawner.canSpawnIntoCgroup());
+    assertThat(postSpawn.holdsEveryProcess())
+        .isEqualTo(Spawner.spawnIntoCgroupAvailability().isAvailable());
     try (SamplerGuard held = new SamplerGuard(0, 0, new CgroupGuard(v1, TreeLimits.NONE))) {
       assertThat(held.holdsEveryProcess()).isTrue();
     }

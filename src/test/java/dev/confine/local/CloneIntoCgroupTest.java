@@ -2,6 +2,7 @@ package dev.confine.local;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.confine.Capability.Dimension;
 import dev.confine.CapsMechanism;
 import dev.confine.ExecOptions;
 import dev.confine.ExecResult;
@@ -30,7 +31,7 @@ class CloneIntoCgroupTest {
 
   private LocalRunner v2Runner() {
     HostRequirements.require(
-        Spawner.canSpawnIntoCgroup(),
+        Spawner.spawnIntoCgroupAvailability().isAvailable(),
         "glibc older than 2.39 has no posix_spawnattr_setcgroup_np (run this tag under"
             + " scripts/lib/in-newer-glibc)");
     LocalRunner r = LocalRunner.builder(root.toString()).caps(CapsMechanism.CGROUP_V2).build();
@@ -49,7 +50,7 @@ class CloneIntoCgroupTest {
   @Test
   void placementIsReportedRaceFree() {
     assertThat(v2Runner().capabilities())
-        .filteredOn(c -> c.dimension().equals("cpu"))
+        .filteredOn(c -> c.dimension() == Dimension.CPU)
         .singleElement()
         .satisfies(c -> assertThat(c.detail()).contains("race-free (clone3 CLONE_INTO_CGROUP)"));
   }

@@ -2,6 +2,7 @@ package dev.confine.local;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.confine.Capability.Dimension;
 import dev.confine.CapsMechanism;
 import dev.confine.ExecOptions;
 import dev.confine.ExecResult;
@@ -119,7 +120,7 @@ class CpuBudgetAndThrottleTest {
       assertThat(e.kind()).as(m.name()).isEqualTo(Kind.NOT_AVAILABLE);
       assertThat(e.getMessage()).contains("cannot throttle CPU");
       assertThat(r.capabilities())
-          .filteredOn(c -> c.dimension().equals("cpu throttle"))
+          .filteredOn(c -> c.dimension() == Dimension.CPU_THROTTLE)
           .singleElement()
           .satisfies(c -> assertThat(c.enforced()).isFalse());
     }

@@ -2,6 +2,7 @@ package dev.confine.local;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.confine.Capability.Dimension;
 import dev.confine.testing.HostRequirements;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -22,7 +23,7 @@ class IdleTrackersAtExitTest {
     LocalRunner probe = LocalRunner.create(tmp.toString());
     HostRequirements.require(
         probe.capabilities().stream()
-            .anyMatch(c -> c.dimension().equals("tree kill") && c.detail().contains("cgroup")),
+            .anyMatch(c -> c.dimension() == Dimension.TREE_KILL && c.detail().contains("cgroup")),
         "no tree cgroups here: " + probe.capabilities());
     Process p =
         new ProcessBuilder(

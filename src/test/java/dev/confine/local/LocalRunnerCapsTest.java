@@ -3,6 +3,7 @@ package dev.confine.local;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.confine.Capability;
+import dev.confine.Capability.Dimension;
 import dev.confine.CapsMechanism;
 import dev.confine.Enforcement;
 import dev.confine.ExecOptions;
@@ -32,7 +33,8 @@ class LocalRunnerCapsTest {
   private LocalRunner runner(CapsMechanism caps) {
     LocalRunner r = LocalRunner.builder(root.toString()).caps(caps).build();
     HostRequirements.require(
-        r.capabilities().stream().anyMatch(c -> c.dimension().equals("tree kill") && c.enforced()),
+        r.capabilities().stream()
+            .anyMatch(c -> c.dimension() == Dimension.TREE_KILL && c.enforced()),
         caps + " cgroups are not usable here: " + r.capabilities());
     return r;
   }
@@ -185,7 +187,7 @@ class LocalRunnerCapsTest {
     Enforcement en = r.enforcement();
     Capability memory =
         r.capabilities().stream()
-            .filter(c -> c.dimension().equals("memory"))
+            .filter(c -> c.dimension() == Dimension.MEMORY)
             .findFirst()
             .orElseThrow();
     if (en.memoryCap()) {
@@ -211,7 +213,7 @@ class LocalRunnerCapsTest {
     assertThat(r.enforcement().pidsCap()).isTrue();
     assertThat(r.enforcement().cpuCap()).isTrue();
     assertThat(r.capabilities())
-        .filteredOn(c -> c.dimension().equals("memory"))
+        .filteredOn(c -> c.dimension() == Dimension.MEMORY)
         .singleElement()
         .satisfies(
             c ->
@@ -227,7 +229,7 @@ class LocalRunnerCapsTest {
     assertThat(r.enforcement().memoryCap()).isTrue();
     assertThat(r.enforcement().pidsCap()).isFalse();
     assertThat(r.capabilities())
-        .filteredOn(c -> c.dimension().equals("memory"))
+        .filteredOn(c -> c.dimension() == Dimension.MEMORY)
         .singleElement()
         .satisfies(c -> assertThat(c.detail()).contains("/proc sampler"));
     long cap = 64 * MIB;

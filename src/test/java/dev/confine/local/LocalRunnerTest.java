@@ -2,6 +2,8 @@ package dev.confine.local;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.confine.Capability;
+import dev.confine.Capability.Dimension;
 import dev.confine.CapsMechanism;
 import dev.confine.Enforcement;
 import dev.confine.EnvPolicy;
@@ -45,6 +47,25 @@ class LocalRunnerTest {
       throw new AssertionError("expected a SandboxException, got " + t, t);
     }
     throw new AssertionError("expected a SandboxException, got none");
+  }
+
+  @Test
+  void reportsEveryDimensionItKnowsOnce() {
+    assertThat(runner().capabilities())
+        .extracting(Capability::dimension)
+        .containsExactlyInAnyOrder(
+            Dimension.SPAWN,
+            Dimension.ENV,
+            Dimension.NET_DENY_ALL,
+            Dimension.NET_ALLOW_LIST,
+            Dimension.NET_PROXY,
+            Dimension.MEMORY,
+            Dimension.CPU,
+            Dimension.CPU_THROTTLE,
+            Dimension.PIDS,
+            Dimension.TREE_KILL,
+            Dimension.DISK,
+            Dimension.FILESYSTEM_BOUNDS);
   }
 
   @Test

@@ -3,6 +3,7 @@ package dev.confine.local;
 import static dev.confine.testing.SessionReads.readUntil;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.confine.Capability.Dimension;
 import dev.confine.CapsMechanism;
 import dev.confine.ExecOptions;
 import dev.confine.ResourceLimits;
@@ -34,7 +35,8 @@ class LocalSessionCapsAndLeaksTest {
   private LocalRunner runner(CapsMechanism caps) {
     LocalRunner r = LocalRunner.builder(root.toString()).caps(caps).build();
     HostRequirements.require(
-        r.capabilities().stream().anyMatch(c -> c.dimension().equals("tree kill") && c.enforced()),
+        r.capabilities().stream()
+            .anyMatch(c -> c.dimension() == Dimension.TREE_KILL && c.enforced()),
         caps + " cgroups are not usable here: " + r.capabilities());
     return r;
   }

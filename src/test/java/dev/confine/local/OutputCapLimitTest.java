@@ -47,8 +47,7 @@ class OutputCapLimitTest {
         yield defaultCap == 0 ? b.build() : b.maxOutputBytes(defaultCap).build();
       }
       case CONFINED -> {
-        HostRequirements.require(
-            Landlock.abi() > 0, Landlock.unavailabilityCause().orElse("no Landlock"));
+        HostRequirements.require(Landlock.availability());
         ConfinedRunner.Builder b = ConfinedRunner.builder(root.toString()).rootless(true);
         yield defaultCap == 0 ? b.build() : b.maxOutputBytes(defaultCap).build();
       }

@@ -2,6 +2,7 @@ package dev.confine.local;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.confine.Capability.Dimension;
 import dev.confine.CapsMechanism;
 import dev.confine.testing.HostRequirements;
 import org.junit.jupiter.api.Tag;
@@ -34,7 +35,7 @@ class TreeKillAutoTest extends TreeKillScenariosTest {
     // CapsMechanism.NONE refuses caps; the tree is tracked all the same.
     LocalRunner none = LocalRunner.builder(root.toString()).caps(CapsMechanism.NONE).build();
     assertThat(none.capabilities())
-        .filteredOn(c -> c.dimension().equals("tree kill"))
+        .filteredOn(c -> c.dimension() == Dimension.TREE_KILL)
         .singleElement()
         .satisfies(
             c -> {

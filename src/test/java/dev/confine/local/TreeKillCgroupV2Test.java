@@ -21,7 +21,7 @@ class TreeKillCgroupV2Test extends TreeKillScenariosTest {
 
   @Override
   protected boolean raceFree() {
-    return Spawner.canSpawnIntoCgroup();
+    return Spawner.spawnIntoCgroupAvailability().isAvailable();
   }
 
   @Override

@@ -15,7 +15,7 @@ class TreeKillCloneIntoCgroupTest extends TreeKillCgroupV2Test {
   @BeforeEach
   void needsCloneIntoCgroup() {
     HostRequirements.require(
-        Spawner.canSpawnIntoCgroup(),
+        Spawner.spawnIntoCgroupAvailability().isAvailable(),
         "glibc older than 2.39 has no posix_spawnattr_setcgroup_np (run this tag under"
             + " scripts/lib/in-newer-glibc)");
   }

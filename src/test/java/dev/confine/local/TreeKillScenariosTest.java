@@ -4,6 +4,7 @@ import static dev.confine.testing.SessionReads.readUntil;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.confine.Capability;
+import dev.confine.Capability.Dimension;
 import dev.confine.CapsMechanism;
 import dev.confine.ExecOptions;
 import dev.confine.ExecResult;
@@ -95,7 +96,10 @@ public abstract class TreeKillScenariosTest {
           case ConfinedRunner c -> c.capabilities();
           default -> throw new IllegalArgumentException("no capabilities: " + r);
         };
-    return rows.stream().filter(c -> c.dimension().equals("tree kill")).findFirst().orElseThrow();
+    return rows.stream()
+        .filter(c -> c.dimension() == Dimension.TREE_KILL)
+        .findFirst()
+        .orElseThrow();
   }
 
   @AfterEach

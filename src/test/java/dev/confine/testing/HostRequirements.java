@@ -1,5 +1,6 @@
 package dev.confine.testing;
 
+import dev.confine.linux.Availability;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -31,6 +32,14 @@ public final class HostRequirements {
       Assertions.fail("CONFINE_REQUIRE_ALL=1 but this host cannot run the test: " + reason);
     }
     Assumptions.abort("skipped on this host: " + reason);
+  }
+
+  /**
+   * Continues when {@code mechanism} works here; otherwise skips the test with its cause, or fails
+   * it when {@link #requireAll()}.
+   */
+  public static void require(Availability mechanism) {
+    require(mechanism.isAvailable(), mechanism.unavailabilityCause().orElse(""));
   }
 
   /** Requires that the tests run as root. */

@@ -1,6 +1,7 @@
 package dev.confine.bench;
 
 import dev.confine.host.ExecOutcomes;
+import dev.confine.linux.Cap;
 import dev.confine.linux.CgroupGuard;
 import dev.confine.linux.CgroupLayout;
 import dev.confine.linux.Cgroups;
@@ -479,7 +480,7 @@ public final class CapsProfile {
     }
 
     @Override
-    public String exceeded() {
+    public Cap exceeded() {
       long s = System.nanoTime();
       try {
         return inner.exceeded();

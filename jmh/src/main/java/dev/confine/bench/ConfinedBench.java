@@ -1,6 +1,7 @@
 package dev.confine.bench;
 
 import dev.confine.Capability;
+import dev.confine.Capability.Dimension;
 import dev.confine.ExecOptions;
 import dev.confine.ExecResult;
 import dev.confine.NetPolicy;
@@ -77,7 +78,7 @@ public class ConfinedBench {
 
   private static String denyAllMechanism(ConfinedRunner r) {
     return r.capabilities().stream()
-        .filter(c -> c.dimension().equals("net deny_all"))
+        .filter(c -> c.dimension() == Dimension.NET_DENY_ALL)
         .map(Capability::detail)
         .findFirst()
         .orElse("?");

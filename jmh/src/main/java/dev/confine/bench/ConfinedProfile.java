@@ -1,5 +1,6 @@
 package dev.confine.bench;
 
+import dev.confine.Capability.Dimension;
 import dev.confine.ExecOptions;
 import dev.confine.ExecResult;
 import dev.confine.NetPolicy;
@@ -72,7 +73,7 @@ public final class ConfinedProfile {
         .append(
             ((ConfinedRunner) runners[1])
                 .capabilities().stream()
-                    .filter(c -> c.dimension().equals("net deny_all"))
+                    .filter(c -> c.dimension() == Dimension.NET_DENY_ALL)
                     .map(
                         c ->
                             c.detail().startsWith("private network namespace")

@@ -1,6 +1,7 @@
 package dev.confine.bench;
 
 import dev.confine.Capability;
+import dev.confine.Capability.Dimension;
 import dev.confine.ExecResult;
 import dev.confine.host.ExecOutcomes;
 import dev.confine.linux.CgroupGuard;
@@ -54,7 +55,7 @@ public final class DefaultExecProfile {
     LocalRunner runner = LocalRunner.create(root.toString());
     String tracking =
         runner.capabilities().stream()
-            .filter(c -> c.dimension().equals("tree kill"))
+            .filter(c -> c.dimension() == Dimension.TREE_KILL)
             .map(Capability::detail)
             .findFirst()
             .orElse("?");
