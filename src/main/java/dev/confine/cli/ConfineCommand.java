@@ -12,7 +12,7 @@ import picocli.CommandLine.Spec;
 @Command(
     name = "confine",
     mixinStandardHelpOptions = true,
-    version = Main.VERSION,
+    versionProvider = Version.class,
     description = "Runs commands under an enforced policy.",
     synopsisSubcommandLabel = "COMMAND")
 final class ConfineCommand implements Callable<Integer> {

@@ -23,7 +23,7 @@ import picocli.CommandLine.Spec;
 @Command(
     name = "doctor",
     mixinStandardHelpOptions = true,
-    version = Main.VERSION,
+    versionProvider = Version.class,
     description =
         "Reports what the local backend (with --confined: the confined runner) enforces on this"
             + " host: one row per policy dimension, with the mechanism, or the reason where it"

@@ -27,7 +27,7 @@ import picocli.CommandLine.Spec;
 @Command(
     name = "exec",
     mixinStandardHelpOptions = true,
-    version = Main.VERSION,
+    versionProvider = Version.class,
     sortOptions = false,
     customSynopsis = "confine exec [OPTIONS] [--] CMD [ARGS...]",
     description = {

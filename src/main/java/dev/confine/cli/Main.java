@@ -15,12 +15,9 @@ import picocli.CommandLine;
  * shell [OPTIONS] [--] [CMD [ARGS...]]} and {@code confine doctor}.
  */
 public final class Main {
-  /** What {@code --version} prints. */
-  static final String VERSION = "confine 0.1.0";
-
   /**
-   * The backend of this binary: a {@link LocalRunner}. A default cap of zero or less keeps the
-   * runner's own default (10 MiB).
+   * The backend of this binary: a {@link ConfinedRunner} when the options ask for confinement, else
+   * a {@link LocalRunner}. A default cap of zero or less keeps the runner's own default (10 MiB).
    */
   static final RunnerFactory BACKEND =
       new RunnerFactory() {

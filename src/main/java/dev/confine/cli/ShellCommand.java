@@ -34,7 +34,7 @@ import picocli.CommandLine.Spec;
 @Command(
     name = "shell",
     mixinStandardHelpOptions = true,
-    version = Main.VERSION,
+    versionProvider = Version.class,
     sortOptions = false,
     customSynopsis = "confine shell [OPTIONS] [--] [CMD [ARGS...]]",
     description = {
