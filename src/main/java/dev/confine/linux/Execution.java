@@ -20,11 +20,6 @@ import java.util.function.Supplier;
  * decides when to kill; this class only carries out.
  */
 public final class Execution {
-  private static final int READS_PER_EVENT = 16;
-  // SIGKILL cannot be caught; only a task stuck in the kernel (D state) takes longer than this.
-  private static final long REAP_AFTER_KILL_NANOS = TimeUnit.SECONDS.toNanos(10);
-  // Killed holders close their pipes within milliseconds; after the drain this is all we wait.
-  private static final long SETTLE_AFTER_KILL_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
   // A handed-off spawn's outcome is picked up at the latest this long after the hand-off, so that
   // an exit is seen on the pidfd while a background process still holds the pipes.
   private static final long ADOPT_WITHIN_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
@@ -297,7 +292,7 @@ public final class Execution {
   private EventLoop.Handler reader(Stream stream, CappedBuffer sink) {
     return (token, events) -> {
       MemorySegment buf = driver.buffer();
-      for (int i = 0; i < READS_PER_EVENT; i++) {
+      for (int i = 0; i < ChildLifecycle.READS_PER_EVENT; i++) {
         long n = Syscalls.read(driver.fdOf(token), buf, buf.byteSize());
         if (n > 0) {
           sink.append(buf, (int) n);
@@ -482,7 +477,7 @@ public final class Execution {
    */
   public boolean killGroup() {
     adopt(true);
-    return Syscalls.kill(-pid, LibC.SIGKILL()) == 0;
+    return ChildLifecycle.killGroup(pid);
   }
 
   /**
@@ -542,7 +537,7 @@ public final class Execution {
    */
   public Completion runToCompletion(long deadlineNanos, long drainNanos) {
     try {
-      return waitAndFinish(deadlineNanos, drainNanos);
+      return ChildLifecycle.complete(this, guard, deadlineNanos, drainNanos);
     } catch (RuntimeException e) {
       if (e != spawnFailure) {
         throw e;
@@ -551,54 +546,6 @@ public final class Execution {
       guard.close();
       throw e;
     }
-  }
-
-  private Completion waitAndFinish(long deadlineNanos, long drainNanos) {
-    Completion.Ending ending = Completion.Ending.EXITED;
-    boolean exited;
-    try {
-      exited = awaitExit(deadlineNanos);
-      if (!exited) {
-        ending = Completion.Ending.TIMED_OUT;
-      }
-    } catch (InterruptedException e) {
-      ending = Completion.Ending.INTERRUPTED;
-      exited = false;
-    }
-    boolean leftovers = false;
-    if (ending != Completion.Ending.EXITED) {
-      // The guard first: a member killed before the guard looked would orphan its children.
-      guard.killTree();
-      killGroup();
-      awaitExitUninterruptibly(System.nanoTime() + REAP_AFTER_KILL_NANOS);
-      awaitOutputClosedUninterruptibly(System.nanoTime() + drainNanos);
-    } else {
-      long drainDeadline = System.nanoTime() + drainNanos;
-      boolean drained;
-      try {
-        drained = awaitOutputClosed(drainDeadline);
-      } catch (InterruptedException e) {
-        ending = Completion.Ending.INTERRUPTED;
-        drained = false;
-      }
-      // The leader is reaped, so the group's id stays reserved only while members remain: a
-      // successful kill means something it started was still running.
-      boolean held = guard.hasProcesses();
-      if (held) {
-        guard.killTree(); // before the group kill, for the reason above
-      }
-      leftovers = killGroup() | held;
-      if (!drained) {
-        awaitOutputClosedUninterruptibly(System.nanoTime() + SETTLE_AFTER_KILL_NANOS);
-      }
-    }
-    closeStreams();
-    guard.close();
-    if (ending == Completion.Ending.INTERRUPTED) {
-      Thread.currentThread().interrupt();
-    }
-    return new Completion(
-        ending, exitStatus(), leftovers, guard.exceeded(), guard.unenforceable(), guard.usage());
   }
 
   /** How the child ended; null until it has been reaped. */

@@ -30,9 +30,6 @@ public final class SessionProcess {
   /** The terminal of a pty session. */
   public static final int TTY = 2;
 
-  // Killed holders close their outputs within milliseconds; after the drain this is all we wait.
-  private static final long SETTLE_AFTER_KILL_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
-  private static final int READS_PER_EVENT = 16;
   private static final int WRITE_POLL_MILLIS = 50;
   // How long a client waiting in a read polls the outputs itself before it waits for the loop.
   private static final int CALLER_SLICE_MILLIS = 10;
@@ -285,7 +282,7 @@ public final class SessionProcess {
 
   /**
    * Under the claim: lets the listener read the output {@code fd} (until it is empty, or {@value
-   * #READS_PER_EVENT} reads: then the loop or the client comes back for the rest).
+   * ChildLifecycle#READS_PER_EVENT} reads: then the loop or the client comes back for the rest).
    *
    * @return the number of bytes read, or -1 when the output ended (end of file; EIO on a pty
    *     master, which means every slave fd is closed)
@@ -293,7 +290,7 @@ public final class SessionProcess {
   private long readOutput(int stream, int fd, ByteBuffer buffer) {
     source.fd = fd;
     source.last = 1;
-    long got = listener.output(stream, source, buffer, READS_PER_EVENT);
+    long got = listener.output(stream, source, buffer, ChildLifecycle.READS_PER_EVENT);
     long last = source.last;
     return last <= 0 && last != -LibC.EAGAIN() && last != -LibC.EINTR() ? -1 : got;
   }
@@ -584,7 +581,8 @@ public final class SessionProcess {
     }
     // A background process still holds the output: kill what can be killed, then stop reading.
     killTree();
-    drainTimer = loop.schedule(System.nanoTime() + SETTLE_AFTER_KILL_NANOS, this::cutOutputs);
+    drainTimer =
+        loop.schedule(System.nanoTime() + ChildLifecycle.SETTLE_AFTER_KILL_NANOS, this::cutOutputs);
   }
 
   /** Stops reading the outputs still open; after a client's slice when one is reading them. */
@@ -616,12 +614,7 @@ public final class SessionProcess {
     if (drainTimer != null) {
       drainTimer.cancel();
     }
-    // The leader is reaped: its group id stays reserved only while members remain.
-    boolean held = guard.hasProcesses();
-    if (held) {
-      guard.killTree(); // before the group kill: a member killed first would orphan its children
-    }
-    boolean leftovers = Syscalls.kill(-pid, LibC.SIGKILL()) == 0 | held;
+    boolean leftovers = ChildLifecycle.killLeftovers(guard, this::killGroup);
     guard.close();
     End e =
         new End(
@@ -657,8 +650,11 @@ public final class SessionProcess {
 
   /** Kills the child's process group and whatever else the guard holds. */
   public void killTree() {
-    guard.killTree(); // first, as in finish()
-    Syscalls.kill(-pid, LibC.SIGKILL());
+    ChildLifecycle.killTree(guard, this::killGroup);
+  }
+
+  private boolean killGroup() {
+    return ChildLifecycle.killGroup(pid);
   }
 
   /**
