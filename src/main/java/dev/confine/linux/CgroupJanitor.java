@@ -14,10 +14,10 @@ import java.util.function.Predicate;
 /**
  * Recycles (v1) or removes tree cgroups off the exec's path, on one daemon thread, while the caller
  * already has its result: a v1 cgroup is readied for the next tree ({@link V1TreeCgroup#recycle})
- * and kept idle by its {@link Cgroups}, or removed (rmdir of each hierarchy's directory, about 0.3
- * ms on v1 here). The guard has emptied the cgroup before it hands it over; the janitor kills and
- * waits again only if something is still there. A shutdown hook removes the idle ones and what is
- * queued when the JVM exits normally; whatever a killed JVM leaves is removed at the next start
+ * and kept idle by its {@link CgroupPool}, or removed (rmdir of each hierarchy's directory, about
+ * 0.3 ms on v1 here). The guard has emptied the cgroup before it hands it over; the janitor kills
+ * and waits again only if something is still there. A shutdown hook removes the idle ones and what
+ * is queued when the JVM exits normally; whatever a killed JVM leaves is removed at the next start
  * ({@link Cgroups#probe}).
  */
 public final class CgroupJanitor {
