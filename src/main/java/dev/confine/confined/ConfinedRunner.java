@@ -117,7 +117,8 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
   private final long defaultMaxOutputBytes;
   private final HostEnvironment hostEnvironment;
   private final Enforcement enforcement;
-  // Built once per network: sorting the paths cost ~18 us per exec.
+  // Built once per network, not per exec, which would sort the paths every time
+  // (docs/benchmarks.md).
   private final Map<Network, Confinement> confinements =
       Collections.synchronizedMap(new EnumMap<>(Network.class));
   private final ProcessRegistry sessions = new ProcessRegistry(this::startSession);

@@ -26,7 +26,7 @@ public final class CgroupPool {
   public static final int MAX_IDLE_TRACKERS = 64;
 
   // Idle v1 tree cgroups, emptied and reset, by their controllers: creating and removing the
-  // directories of four hierarchies per exec cost ~0.5 ms of kernel time (and more offline work).
+  // directories of four hierarchies per exec is costly kernel work (docs/benchmarks.md).
   private final Map<List<String>, Deque<V1TreeCgroup>> idle = new ConcurrentHashMap<>();
   private final AtomicInteger idleCount = new AtomicInteger();
   private final AtomicInteger idleTrackers = new AtomicInteger();

@@ -140,9 +140,8 @@ final class OutputClaim {
    * <p>It reads into the reading thread's small native buffer, which the listener copies from,
    * rather than straight into the listener's heap memory (a critical downcall may pass a heap array
    * to read): the kernel copies while it holds the pipe's lock, and a log's memory, cycled through
-   * its bound, is mostly out of the cache. Measured with 64 MiB logs, reading straight into the log
-   * made the pipe's writer wait on that lock (the child's system time per 256 MiB 196-223 ms
-   * against 132-150) and the session stream at ~0.7x of this.
+   * its bound, is mostly out of the cache, so the pipe's writer would wait on that lock
+   * (docs/benchmarks.md).
    */
   private static final class FdSource implements Source {
     int fd;
@@ -214,8 +213,8 @@ final class OutputClaim {
       // Read first: while output streams in there usually is some, and a poll would only cost.
       // While one output streams, a quiet other one is tried less and less often (every 2nd, 4th,
       // ... up to every QUIET_SKIP_MAX-th time): a read that finds nothing is a system call per
-      // chunk, a tenth of a reading client's time when tried every fourth chunk. A poll finds it
-      // whenever the streaming one is quiet, and it is read every time again once it gave some.
+      // chunk. A poll finds it whenever the streaming one is quiet, and it is read every time again
+      // once it gave some.
       boolean progress = false;
       for (int i = 0; i < n; i++) {
         int slot = b.slots[i];
