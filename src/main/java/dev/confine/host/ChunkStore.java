@@ -16,9 +16,7 @@ import java.util.Arrays;
  * one segment, and segments are filled in order, so the chunks of one segment are consecutive and
  * the segment is free once the bound has dropped its last chunk. Free full-size segments go to a
  * small pool and take the next output: a log that streams through its bound allocates nothing once
- * it is full. Keeping each read in a new array instead (new heap for every byte streamed) held a
- * pipe session at 0.93-0.94x of ProcessBuilder's stream across JVMs; with reused segments and a
- * read into the client's buffer it streams at 1.01-1.04x (PipeSessionBench, alternated forks). The
+ * it is full, which keeps a streaming session level with ProcessBuilder (docs/benchmarks.md). The
  * first segments are small (4 KiB, doubling up to the full size) so that a session that only wrote
  * a prompt holds 4 KiB.
  *

@@ -6,6 +6,7 @@ import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
 import dev.confine.linux.EngineException;
 import dev.confine.linux.ErrnoException;
+import dev.confine.linux.SessionInput;
 import dev.confine.linux.SessionProcess;
 import dev.confine.linux.SpawnSpec;
 import dev.confine.linux.TreeGuard;
@@ -264,7 +265,7 @@ public final class EngineSession
       return;
     }
     try {
-      process.write(data);
+      process.input().write(data);
     } catch (ErrnoException e) {
       throw new SandboxException(Kind.INTERNAL, "sandbox: process write: " + e.getMessage(), e);
     }
@@ -275,14 +276,15 @@ public final class EngineSession
     ensureOpen();
     if (process.tty()) {
       try {
-        process.write(new byte[] {process.eofChar()});
+        SessionInput input = process.input();
+        input.write(new byte[] {input.eofChar()});
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       } catch (ErrnoException e) {
         throw new SandboxException(Kind.INTERNAL, "sandbox: process write: " + e.getMessage(), e);
       }
     } else {
-      process.closeInput();
+      process.input().close();
     }
   }
 
@@ -298,7 +300,7 @@ public final class EngineSession
       throw new SandboxException(Kind.NOT_AVAILABLE, "sandbox: Resize requires a TTY session");
     }
     try {
-      process.resize(rows, cols);
+      process.input().resize(rows, cols);
     } catch (ErrnoException e) {
       throw new SandboxException(Kind.INTERNAL, "sandbox: process resize: " + e.getMessage(), e);
     }
@@ -334,7 +336,8 @@ public final class EngineSession
     }
     if (process.tty()) {
       try {
-        process.write(new byte[] {process.interruptChar()});
+        SessionInput input = process.input();
+        input.write(new byte[] {input.interruptChar()});
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       } catch (ErrnoException e) {
@@ -389,7 +392,7 @@ public final class EngineSession
         Thread.currentThread().interrupt();
       }
     }
-    process.closeInput();
+    process.input().close();
     log.close();
     onClose.run();
   }

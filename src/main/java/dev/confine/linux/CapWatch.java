@@ -18,7 +18,7 @@ final class CapWatch {
 
   static final long INTERVAL_NANOS = 20_000_000L;
   // Ticks kept after the last check went, so that back-to-back capped execs need no wake-up (an
-  // unpark of a parked thread costs the caller ~50 us on a VM: an inter-processor interrupt).
+  // unpark of a parked thread costs the caller an inter-processor interrupt).
   private static final int LINGER_TICKS = 50;
   private static volatile boolean parked;
   private static final Set<Check> CHECKS = ConcurrentHashMap.newKeySet();

@@ -14,8 +14,8 @@ import java.util.List;
 
 /**
  * The file operations of a tree cgroup (small reads and writes of control files, mkdir, rmdir) as
- * plain system calls: a capped exec makes about twenty of them, and through java.nio.file each
- * costs 20-50 µs here against 5-10 µs directly. Failures are the IOExceptions java.nio.file would
+ * plain system calls: a capped exec makes about twenty of them, each several times cheaper than
+ * through java.nio.file (docs/benchmarks.md). Failures are the IOExceptions java.nio.file would
  * throw: {@link NoSuchFileException}, {@link FileAlreadyExistsException}, else an IOException
  * naming the file and the errno.
  */

@@ -14,11 +14,11 @@ import java.util.function.Predicate;
 /**
  * Recycles (v1) or removes tree cgroups off the exec's path, on one daemon thread, while the caller
  * already has its result: a v1 cgroup is readied for the next tree ({@link V1TreeCgroup#recycle})
- * and kept idle by its {@link Cgroups}, or removed (rmdir of each hierarchy's directory, about 0.3
- * ms on v1 here). The guard has emptied the cgroup before it hands it over; the janitor kills and
- * waits again only if something is still there. A shutdown hook removes the idle ones and what is
- * queued when the JVM exits normally; whatever a killed JVM leaves is removed at the next start
- * ({@link Cgroups#probe}).
+ * and kept idle by its {@link CgroupPool}, or removed (rmdir of each hierarchy's directory). The
+ * guard has emptied the cgroup before it hands it over; the janitor kills and waits again only if
+ * something is still there. A shutdown hook removes the idle ones and what is queued when the JVM
+ * exits normally; whatever a killed JVM leaves is removed at the next start ({@link
+ * Cgroups#probe}).
  */
 public final class CgroupJanitor {
   /**
@@ -31,7 +31,7 @@ public final class CgroupJanitor {
   private static final List<Runnable> AT_EXIT = new CopyOnWriteArrayList<>();
   private static volatile boolean exiting;
   // While work keeps coming the thread looks for it every tick instead of being woken for each
-  // item (an unpark costs the closing exec ~50 us on a VM); idle this long, it parks.
+  // item (an unpark costs the closing exec an inter-processor interrupt); idle this long, it parks.
   private static final long TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
   private static final int LINGER_TICKS = 200;
   private static volatile boolean parked;

@@ -7,8 +7,8 @@ import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
 
 /**
- * Directory checks made with plain system calls, for paths hot enough that {@code java.nio}'s
- * directory stream (about 40 us a call on this project's machines) shows.
+ * Directory checks made with plain system calls, for paths hot enough that the cost of {@code
+ * java.nio}'s directory stream shows (docs/benchmarks.md).
  */
 public final class Directories {
   private static final long D_RECLEN = 16; // struct linux_dirent64: u64 ino, s64 off, u16 reclen

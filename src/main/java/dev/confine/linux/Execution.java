@@ -6,7 +6,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
@@ -20,21 +19,12 @@ import java.util.function.Supplier;
  * decides when to kill; this class only carries out.
  */
 public final class Execution {
-  private static final int READS_PER_EVENT = 16;
-  // SIGKILL cannot be caught; only a task stuck in the kernel (D state) takes longer than this.
-  private static final long REAP_AFTER_KILL_NANOS = TimeUnit.SECONDS.toNanos(10);
-  // Killed holders close their pipes within milliseconds; after the drain this is all we wait.
-  private static final long SETTLE_AFTER_KILL_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
-  // A handed-off spawn's outcome is picked up at the latest this long after the hand-off, so that
-  // an exit is seen on the pidfd while a background process still holds the pipes.
-  private static final long ADOPT_WITHIN_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
   private static final long SERIAL_HAND_OVER_BYTES = 1 << 20;
   private static final ReentrantLock HAND_OVER = new ReentrantLock();
 
   private final FdDriver driver;
   private int pid; // -1 while a handed-off spawn is pending
-  private PendingSpawn pending; // the caller's thread only
-  private RuntimeException spawnFailure;
+  private HandOff handOff; // the caller's thread only: a handed-off spawn not adopted, or failed
   private final long startNanos;
   private final CappedBuffer stdout;
   private final CappedBuffer stderr;
@@ -143,10 +133,13 @@ public final class Execution {
       throw new IllegalArgumentException(
           "output cap " + outputCap + " outside 0.." + maxOutputCap() + " (see maxOutputCap)");
     }
-    if (guard instanceof TreeGuard.HandedOff h
-        && driver instanceof CallerPoll
-        && spec.terminal() == null) {
-      return handOff(spec, stdin, stdinStream, outputCap, h, driver);
+    if (guard instanceof TreeGuard.HandedOff h && HandOff.applies(spec, driver)) {
+      HandOff handOff = HandOff.submit(spec, h);
+      Execution e = new Execution(driver, -1, outputCap, guard);
+      e.handOff = handOff;
+      Spawner.Pipes p = handOff.pipes();
+      e.watchPipes(p.stdinWrite(), p.stdoutRead(), p.stderrRead(), stdin, stdinStream);
+      return e;
     }
     Spawner.Spawned s;
     try {
@@ -159,41 +152,6 @@ public final class Execution {
     Execution e = new Execution(driver, s.pid(), outputCap, guard);
     e.watchPipes(s.stdinFd(), s.stdoutFd(), s.stderrFd(), stdin, stdinStream);
     driver.register(s.pidfd(), LibC.EPOLLIN(), e::onExit, true);
-    return e;
-  }
-
-  /**
-   * Hands the spawn to the guard's thread with pipes made here and watches their parent ends at
-   * once, without waiting for the spawn: the caller sleeps until the child writes or closes its
-   * outputs (a failed spawn closes the child's ends too) and picks up the pid and pidfd then, or
-   * after {@link #ADOPT_WITHIN_NANOS} at the latest (see {@link #adopt}).
-   */
-  private static Execution handOff(
-      SpawnSpec spec,
-      byte[] stdin,
-      InputStream stdinStream,
-      long outputCap,
-      TreeGuard.HandedOff guard,
-      FdDriver driver) {
-    Spawner.Pipes pipes;
-    PendingSpawn pending;
-    try {
-      pipes = Spawner.Pipes.open(spec.pipeStdin());
-    } catch (RuntimeException e) {
-      guard.close();
-      throw e;
-    }
-    try {
-      pending = guard.submit(spec, pipes);
-    } catch (RuntimeException e) {
-      pipes.closeChildEnds();
-      pipes.closeParentEnds();
-      guard.close();
-      throw e;
-    }
-    Execution e = new Execution(driver, -1, outputCap, guard);
-    e.pending = pending;
-    e.watchPipes(pipes.stdinWrite(), pipes.stdoutRead(), pipes.stderrRead(), stdin, stdinStream);
     return e;
   }
 
@@ -223,30 +181,20 @@ public final class Execution {
 
   /**
    * Takes a handed-off spawn's outcome if it is there, or waits for it with {@code block}: the pid,
-   * the guard told, the pidfd watched. A failed spawn's exception is thrown (and kept for {@link
-   * #runToCompletion}, which cleans up and rethrows it).
+   * the guard told, the pidfd watched. A failed spawn's exception is thrown (and again on every
+   * later call, as by {@link #runToCompletion}, which cleans up and rethrows it).
    *
    * @return whether the child is known (always true when nothing was handed off)
    */
   private boolean adopt(boolean block) {
-    if (pending == null) {
-      if (spawnFailure != null) {
-        throw spawnFailure;
-      }
+    if (handOff == null) {
       return true;
     }
-    Spawner.Spawned s;
-    try {
-      s = block ? pending.await() : pending.poll();
-    } catch (RuntimeException e) {
-      pending = null;
-      spawnFailure = e;
-      throw e;
-    }
+    Spawner.Spawned s = handOff.take(block);
     if (s == null) {
       return false;
     }
-    pending = null;
+    handOff = null;
     pid = s.pid();
     guard.started(pid);
     driver.register(s.pidfd(), LibC.EPOLLIN(), this::onExit, true);
@@ -297,7 +245,7 @@ public final class Execution {
   private EventLoop.Handler reader(Stream stream, CappedBuffer sink) {
     return (token, events) -> {
       MemorySegment buf = driver.buffer();
-      for (int i = 0; i < READS_PER_EVENT; i++) {
+      for (int i = 0; i < ChildLifecycle.READS_PER_EVENT; i++) {
         long n = Syscalls.read(driver.fdOf(token), buf, buf.byteSize());
         if (n > 0) {
           sink.append(buf, (int) n);
@@ -458,10 +406,10 @@ public final class Execution {
   }
 
   private boolean awaitUntil(long deadlineNanos) throws InterruptedException {
-    if (pending != null) {
+    if (handOff != null && handOff.pending()) {
       // An output at end of file means the child exited, closed it, or never started: its outcome
       // is due. Until then the child's own events wake the caller, not the spawning thread.
-      long adoptBy = startNanos + ADOPT_WITHIN_NANOS;
+      long adoptBy = handOff.adoptBy();
       boolean due = openOutputs < 2 || System.nanoTime() - adoptBy >= 0;
       if (!adopt(due) && adoptBy - deadlineNanos < 0) {
         driver.await(changed, adoptBy);
@@ -482,7 +430,7 @@ public final class Execution {
    */
   public boolean killGroup() {
     adopt(true);
-    return Syscalls.kill(-pid, LibC.SIGKILL()) == 0;
+    return ChildLifecycle.killGroup(pid);
   }
 
   /**
@@ -542,63 +490,15 @@ public final class Execution {
    */
   public Completion runToCompletion(long deadlineNanos, long drainNanos) {
     try {
-      return waitAndFinish(deadlineNanos, drainNanos);
+      return ChildLifecycle.complete(this, guard, deadlineNanos, drainNanos);
     } catch (RuntimeException e) {
-      if (e != spawnFailure) {
+      if (handOff == null || !handOff.threw(e)) {
         throw e;
       }
       closeStreams(); // the handed-off spawn failed: its pipes and guard go, the failure is thrown
       guard.close();
       throw e;
     }
-  }
-
-  private Completion waitAndFinish(long deadlineNanos, long drainNanos) {
-    Completion.Ending ending = Completion.Ending.EXITED;
-    boolean exited;
-    try {
-      exited = awaitExit(deadlineNanos);
-      if (!exited) {
-        ending = Completion.Ending.TIMED_OUT;
-      }
-    } catch (InterruptedException e) {
-      ending = Completion.Ending.INTERRUPTED;
-      exited = false;
-    }
-    boolean leftovers = false;
-    if (ending != Completion.Ending.EXITED) {
-      // The guard first: a member killed before the guard looked would orphan its children.
-      guard.killTree();
-      killGroup();
-      awaitExitUninterruptibly(System.nanoTime() + REAP_AFTER_KILL_NANOS);
-      awaitOutputClosedUninterruptibly(System.nanoTime() + drainNanos);
-    } else {
-      long drainDeadline = System.nanoTime() + drainNanos;
-      boolean drained;
-      try {
-        drained = awaitOutputClosed(drainDeadline);
-      } catch (InterruptedException e) {
-        ending = Completion.Ending.INTERRUPTED;
-        drained = false;
-      }
-      // The leader is reaped, so the group's id stays reserved only while members remain: a
-      // successful kill means something it started was still running.
-      boolean held = guard.hasProcesses();
-      if (held) {
-        guard.killTree(); // before the group kill, for the reason above
-      }
-      leftovers = killGroup() | held;
-      if (!drained) {
-        awaitOutputClosedUninterruptibly(System.nanoTime() + SETTLE_AFTER_KILL_NANOS);
-      }
-    }
-    closeStreams();
-    guard.close();
-    if (ending == Completion.Ending.INTERRUPTED) {
-      Thread.currentThread().interrupt();
-    }
-    return new Completion(
-        ending, exitStatus(), leftovers, guard.exceeded(), guard.unenforceable(), guard.usage());
   }
 
   /** How the child ended; null until it has been reaped. */

@@ -18,13 +18,10 @@ import org.slf4j.LoggerFactory;
  * creator: never call it first from a confined spawner thread.
  *
  * <p>Per watch, a first sample right away, then one every {@value #FAST_INTERVAL_MILLIS} ms during
- * the first {@value #FAST_PERIOD_MILLIS} ms and every {@value #INTERVAL_MILLIS} ms after that. The
- * early samples see short commands at all (the seed's first sample came after 250 ms) and catch a
- * runaway allocation soon after the start, for little: a young tree has one or two members, about
- * 25 µs a sample, so the fast phase costs ~0.3 ms of this thread per watched command. Later, 50 ms
- * bounds the overshoot of a fast allocator (a process touching memory at ~2 GiB/s gets ~100 MiB
- * past its cap) while a 50-process tree, at about 20 µs per member (the system calls of two /proc
- * files), costs ~1 ms a sample: 2 % of one CPU.
+ * the first {@value #FAST_PERIOD_MILLIS} ms and every {@value #INTERVAL_MILLIS} ms after that: the
+ * early samples see short commands at all and catch a runaway allocation soon after the start; the
+ * later interval bounds a fast allocator's overshoot at a small share of one CPU
+ * (docs/benchmarks.md).
  *
  * <p>At each sample, as the seed's GroupCapsWatcher: memory is checked before CPU, a cap is reached
  * when the sample is {@code >=} it, and then the whole tree is killed (stopped and SIGKILLed, the

@@ -7,16 +7,10 @@ import java.util.concurrent.TimeUnit;
  * before it sleeps in {@code poll(2)}, and for how long. Not thread-safe: one per session, used
  * under its claim.
  *
- * <p>Why spin at all: a reader asleep in {@code poll} is woken by every write of the child (the
- * pipe was empty, since the reader takes each write as it lands), and that wake-up is synchronous:
- * the scheduler often puts the reader on the writing child's CPU, where it preempts the child. On
- * two CPUs, streaming 256 MiB from {@code head} (8 KiB writes, the next one ~7 us after the last),
- * the child was preempted 430-490 times per run under a reader that sleeps at once and about 80
- * times under one that first polls for up to {@link #SPIN_NANOS}; in the same JVM the session
- * streamed 4-5 % faster with the spin (two runs of 30 and 40 rounds; an earlier 80-round run of a
- * spin found no gain). The spin polls with a zero timeout rather than reading, because {@code read}
- * takes the pipe's lock, which the writing child needs; a bare read loop gained as much from a spin
- * of reads as from one of polls, so that is a precaution, not a measured difference.
+ * <p>Why spin at all: a reader asleep in {@code poll} is woken by every write of the child, often
+ * on the writing child's CPU, where it preempts the child; a short spin while output streams avoids
+ * most of those preemptions (docs/benchmarks.md). The spin polls with a zero timeout rather than
+ * reading, because {@code read} takes the pipe's lock, which the writing child needs.
  *
  * <p>What it costs is bounded: it spins only while output streams (the last read found some within
  * {@link #STREAMING_NANOS}), at most {@link #SPIN_NANOS} per wait, and after a spin that found

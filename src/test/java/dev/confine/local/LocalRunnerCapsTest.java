@@ -323,7 +323,7 @@ class LocalRunnerCapsTest {
     }
     assertThat(dev.confine.linux.CgroupJanitor.awaitIdle(Duration.ofSeconds(10))).isTrue();
     // What is left are the idle cgroups kept for reuse, bounded; removing them leaves nothing.
-    assertThat(distinctTrees()).isLessThanOrEqualTo(dev.confine.linux.Cgroups.MAX_IDLE);
+    assertThat(distinctTrees()).isLessThanOrEqualTo(dev.confine.linux.CgroupPool.MAX_IDLE);
     assertThat(treeCgroupsLeft()).isEmpty();
   }
 
