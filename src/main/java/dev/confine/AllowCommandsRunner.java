@@ -27,9 +27,9 @@ final class AllowCommandsRunner implements PolicyRunner, EnforcementReporter {
 
   void check(String command) {
     if (!allowed.contains(command)) {
-      throw new SandboxException(
+      throw SandboxException.of(
           SandboxException.Kind.POLICY_DENIED,
-          "sandbox: command " + Quote.of(command) + " is not in the allow-list of commands");
+          "command " + Quote.of(command) + " is not in the allow-list of commands");
     }
   }
 

@@ -37,9 +37,9 @@ final class ApprovalRunner implements PolicyRunner, EnforcementReporter {
   void authorize(ExecRequest request) {
     for (ExecPredicate predicate : predicates) {
       if (predicate == null) {
-        throw new SandboxException(
+        throw SandboxException.of(
             SandboxException.Kind.POLICY_DENIED,
-            "sandbox: null approval predicate configured (fail-closed)");
+            "null approval predicate configured (fail-closed)");
       }
       Optional<String> reason = predicate.match(request);
       if (reason == null || reason.isEmpty()) {
@@ -47,8 +47,8 @@ final class ApprovalRunner implements PolicyRunner, EnforcementReporter {
       }
       String why = reason.get();
       if (approver == null) {
-        throw new SandboxException(
-            SandboxException.Kind.POLICY_DENIED, "sandbox: " + why + " (no approver configured)");
+        throw SandboxException.of(
+            SandboxException.Kind.POLICY_DENIED, "" + why + " (no approver configured)");
       }
       Decision decision;
       try {
@@ -57,9 +57,9 @@ final class ApprovalRunner implements PolicyRunner, EnforcementReporter {
         throw approverFailed(request.command(), e);
       }
       if (decision != Decision.ALLOW) {
-        throw new SandboxException(
+        throw SandboxException.of(
             SandboxException.Kind.POLICY_DENIED,
-            "sandbox: execution of " + Quote.of(request.command()) + " denied: " + why);
+            "execution of " + Quote.of(request.command()) + " denied: " + why);
       }
       return;
     }
@@ -70,9 +70,9 @@ final class ApprovalRunner implements PolicyRunner, EnforcementReporter {
    * the approver's own kinds stay visible through the cause chain.
    */
   private static SandboxException approverFailed(String command, Exception cause) {
-    return new SandboxException(
+    return SandboxException.of(
         SandboxException.Kind.INTERNAL,
-        "sandbox: approval for "
+        "approval for "
             + Quote.of(command)
             + " failed; not executed (fail-closed): "
             + cause.getMessage(),

@@ -41,9 +41,9 @@ final class DefaultsMerge {
    */
   static ExecOptions requireNoStream(ExecOptions defaults) {
     if (defaults.stdinStream() != null) {
-      throw new SandboxException(
+      throw SandboxException.of(
           SandboxException.Kind.VALIDATION,
-          "sandbox: default options cannot hold a stdin stream (every call would share one"
+          "default options cannot hold a stdin stream (every call would share one"
               + " stream, which only one exec can read); give it per call");
     }
     return defaults;

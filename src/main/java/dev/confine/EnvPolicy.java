@@ -52,13 +52,13 @@ public record EnvPolicy(List<String> allow, Map<String, String> inject) {
       for (int i = 0; i < allow.size(); i++) {
         String name = allow.get(i);
         if (name == null) {
-          throw new SandboxException(
-              SandboxException.Kind.VALIDATION, "sandbox: env allow entry " + i + " is null");
+          throw SandboxException.of(
+              SandboxException.Kind.VALIDATION, "env allow entry " + i + " is null");
         }
         if (!isValidName(name)) {
-          throw new SandboxException(
+          throw SandboxException.of(
               SandboxException.Kind.VALIDATION,
-              "sandbox: env allow entry "
+              "env allow entry "
                   + i
                   + " "
                   + Quote.of(name)
@@ -77,18 +77,18 @@ public record EnvPolicy(List<String> allow, Map<String, String> inject) {
         String name = e.getKey();
         String value = e.getValue();
         if (name == null || !isValidName(name)) {
-          throw new SandboxException(
+          throw SandboxException.of(
               SandboxException.Kind.VALIDATION,
-              "sandbox: injected env name "
+              "injected env name "
                   + Quote.of(name)
                   + " is invalid (a variable name is "
                   + NAME_RULE
                   + ")");
         }
         if (value == null || value.indexOf('\0') >= 0) {
-          throw new SandboxException(
+          throw SandboxException.of(
               SandboxException.Kind.VALIDATION,
-              "sandbox: injected env value for "
+              "injected env value for "
                   + Quote.of(name)
                   + (value == null ? " is null" : " contains NUL"));
         }

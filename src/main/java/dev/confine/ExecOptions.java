@@ -74,21 +74,20 @@ public record ExecOptions(
    */
   public ExecOptions {
     if (stdin != null && stdinStream != null) {
-      throw new SandboxException(
+      throw SandboxException.of(
           SandboxException.Kind.VALIDATION,
-          "sandbox: stdin is given both as bytes and as a stream; give one");
+          "stdin is given both as bytes and as a stream; give one");
     }
     workDir = workDir == null ? "" : workDir;
     if (workDir.indexOf('\0') >= 0) {
-      throw new SandboxException(
-          SandboxException.Kind.VALIDATION, "sandbox: workdir " + Quote.of(workDir) + " holds NUL");
+      throw SandboxException.of(
+          SandboxException.Kind.VALIDATION, "workdir " + Quote.of(workDir) + " holds NUL");
     }
     stdin = stdin == null ? null : stdin.clone();
     timeout = timeout == null ? Duration.ZERO : timeout;
     if (timeout.isNegative()) {
-      throw new SandboxException(
-          SandboxException.Kind.VALIDATION,
-          "sandbox: timeout " + timeout + " must not be negative");
+      throw SandboxException.of(
+          SandboxException.Kind.VALIDATION, "timeout " + timeout + " must not be negative");
     }
     env = env == null ? EnvPolicy.inheritAll() : env;
     net = net == null ? NetPolicy.defaults() : net;

@@ -22,12 +22,11 @@ public record ExecRequest(String command, List<String> args, ExecOptions options
    */
   public ExecRequest {
     if (command == null || command.isEmpty()) {
-      throw new SandboxException(
-          SandboxException.Kind.VALIDATION, "sandbox: command must not be empty");
+      throw SandboxException.of(SandboxException.Kind.VALIDATION, "command must not be empty");
     }
     if (command.indexOf('\0') >= 0) {
-      throw new SandboxException(
-          SandboxException.Kind.VALIDATION, "sandbox: command " + Quote.of(command) + " holds NUL");
+      throw SandboxException.of(
+          SandboxException.Kind.VALIDATION, "command " + Quote.of(command) + " holds NUL");
     }
     if (args == null || args.isEmpty()) {
       args = List.of();
@@ -36,13 +35,11 @@ public record ExecRequest(String command, List<String> args, ExecOptions options
       for (int i = 0; i < args.size(); i++) {
         String a = args.get(i);
         if (a == null) {
-          throw new SandboxException(
-              SandboxException.Kind.VALIDATION, "sandbox: argument " + i + " is null");
+          throw SandboxException.of(SandboxException.Kind.VALIDATION, "argument " + i + " is null");
         }
         if (a.indexOf('\0') >= 0) {
-          throw new SandboxException(
-              SandboxException.Kind.VALIDATION,
-              "sandbox: argument " + i + " " + Quote.of(a) + " holds NUL");
+          throw SandboxException.of(
+              SandboxException.Kind.VALIDATION, "argument " + i + " " + Quote.of(a) + " holds NUL");
         }
         copy.add(a);
       }

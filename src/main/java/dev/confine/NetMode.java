@@ -33,7 +33,6 @@ public enum NetMode {
         return m;
       }
     }
-    throw new SandboxException(
-        SandboxException.Kind.VALIDATION, "sandbox: unknown net mode " + code);
+    throw SandboxException.of(SandboxException.Kind.VALIDATION, "unknown net mode " + code);
   }
 }

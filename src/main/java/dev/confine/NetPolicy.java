@@ -104,26 +104,26 @@ public record NetPolicy(
     for (int i = 0; i < rules.size(); i++) {
       NetRule r = rules.get(i);
       if (r == null) {
-        throw invalid("sandbox: net rule " + i + " is null");
+        throw invalid("net rule " + i + " is null");
       }
       if (r.action() == null) {
-        throw invalid("sandbox: net rule " + i + " has invalid action null");
+        throw invalid("net rule " + i + " has invalid action null");
       }
       if (r.host() == null || r.host().isBlank()) {
-        throw invalid("sandbox: net rule " + i + " has an empty host");
+        throw invalid("net rule " + i + " has an empty host");
       }
       if (r.port() < 0 || r.port() > 65535) {
-        throw invalid("sandbox: net rule " + i + " port " + r.port() + " out of range");
+        throw invalid("net rule " + i + " port " + r.port() + " out of range");
       }
     }
     for (String path : unixSockets) {
       if (path == null || !path.startsWith("/")) {
-        throw invalid("sandbox: unix socket path " + Quote.of(path) + " must be absolute");
+        throw invalid("unix socket path " + Quote.of(path) + " must be absolute");
       }
     }
     if (mitm != null) {
       if (mitm.maxBodyBytes() < 0) {
-        throw invalid("sandbox: mitm.max_body_bytes " + mitm.maxBodyBytes() + " must be >= 0");
+        throw invalid("mitm.max_body_bytes " + mitm.maxBodyBytes() + " must be >= 0");
       }
       checkEntries(mitm.hosts(), "mitm.hosts");
       checkEntries(mitm.excludeHosts(), "mitm.exclude_hosts");
@@ -134,7 +134,7 @@ public record NetPolicy(
   private static void checkEntries(List<String> hosts, String field) {
     for (int i = 0; i < hosts.size(); i++) {
       if (hosts.get(i) == null || hosts.get(i).isBlank()) {
-        throw invalid("sandbox: " + field + "[" + i + "] is empty");
+        throw invalid("" + field + "[" + i + "] is empty");
       }
     }
   }
@@ -144,15 +144,15 @@ public record NetPolicy(
     try {
       uri = new URI(proxy);
     } catch (URISyntaxException e) {
-      throw new SandboxException(
+      throw SandboxException.of(
           SandboxException.Kind.VALIDATION,
-          "sandbox: invalid proxy URL " + Quote.of(proxy) + ": " + e.getReason(),
+          "invalid proxy URL " + Quote.of(proxy) + ": " + e.getReason(),
           e);
     }
     // Schemes are case-insensitive (RFC 3986); Go's url.Parse lower-cases them too.
     String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
     if (!scheme.equals("http") && !scheme.equals("socks5")) {
-      throw invalid("sandbox: proxy scheme " + Quote.of(scheme) + " must be http or socks5");
+      throw invalid("proxy scheme " + Quote.of(scheme) + " must be http or socks5");
     }
     // Parsed by hand rather than with URI.getHost(), which is null for names URI deems
     // non-standard (underscores, for one) that resolvers and the proxy accept.
@@ -172,22 +172,21 @@ public record NetPolicy(
       port = colon < 0 ? "" : hostPort.substring(colon + 1);
     }
     if (!port.chars().allMatch(c -> c >= '0' && c <= '9')) {
-      throw invalid(
-          "sandbox: invalid proxy URL " + Quote.of(proxy) + ": invalid port " + Quote.of(port));
+      throw invalid("invalid proxy URL " + Quote.of(proxy) + ": invalid port " + Quote.of(port));
     }
     if (host.isEmpty()) {
-      throw invalid("sandbox: proxy URL " + Quote.of(proxy) + " has no host");
+      throw invalid("proxy URL " + Quote.of(proxy) + " has no host");
     }
     if (userInfo != null) {
       int colon = userInfo.indexOf(':');
       if (colon == 0) {
-        throw invalid("sandbox: proxy URL " + Quote.of(proxy) + " has a password but no username");
+        throw invalid("proxy URL " + Quote.of(proxy) + " has a password but no username");
       }
     }
   }
 
-  private static SandboxException invalid(String message) {
-    return new SandboxException(SandboxException.Kind.VALIDATION, message);
+  private static SandboxException invalid(String detail) {
+    return SandboxException.of(SandboxException.Kind.VALIDATION, detail);
   }
 
   static <T> List<T> copyOrEmpty(List<T> list) {

@@ -10,7 +10,7 @@ public final class PathTraversalException extends SandboxException {
   @Serial private static final long serialVersionUID = 1L;
 
   /** The fixed start of every message: the seed's sentinel text. */
-  public static final String MESSAGE = "sandbox: path traversal denied";
+  public static final String MESSAGE = PREFIX + "path traversal denied";
 
   private final String path;
   private final String root;

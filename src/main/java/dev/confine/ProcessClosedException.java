@@ -10,7 +10,7 @@ public final class ProcessClosedException extends SandboxException {
   @Serial private static final long serialVersionUID = 1L;
 
   /** The seed's sentinel text. */
-  public static final String MESSAGE = "sandbox: process session is closed";
+  public static final String MESSAGE = PREFIX + "process session is closed";
 
   /** The session is closed. */
   public ProcessClosedException() {

@@ -67,9 +67,9 @@ public record ResourceLimits(
     requireNonNegative("maxProcesses", maxProcesses);
     requireNonNegative("cpuThrottleMillicores", cpuThrottleMillicores);
     if (memoryBytes > 0 && memoryBytes < MIN_MEMORY_BYTES) {
-      throw new SandboxException(
+      throw SandboxException.of(
           SandboxException.Kind.VALIDATION,
-          "sandbox: resources.memoryBytes "
+          "resources.memoryBytes "
               + memoryBytes
               + " is below the smallest memory cap, "
               + MIN_MEMORY_BYTES
@@ -79,9 +79,9 @@ public record ResourceLimits(
 
   private static void requireNonNegative(String field, long value) {
     if (value < 0) {
-      throw new SandboxException(
+      throw SandboxException.of(
           SandboxException.Kind.VALIDATION,
-          "sandbox: resources." + field + " " + value + " must not be negative");
+          "resources." + field + " " + value + " must not be negative");
     }
   }
 

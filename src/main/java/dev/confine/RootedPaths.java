@@ -147,8 +147,8 @@ public final class RootedPaths {
     try {
       resolved = resolveExistingPrefix(lexical);
     } catch (IOException e) {
-      throw new SandboxException(
-          SandboxException.Kind.INTERNAL, "sandbox: resolve workdir: " + e.getMessage(), e);
+      throw SandboxException.of(
+          SandboxException.Kind.INTERNAL, "resolve workdir: " + e.getMessage(), e);
     }
     if (!resolved.startsWith(root)) {
       throw new PathTraversalException(workDir, root.toString());

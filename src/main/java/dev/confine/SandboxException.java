@@ -108,6 +108,40 @@ public class SandboxException extends RuntimeException {
     this.partialResult = partialResult;
   }
 
+  /** The prefix of every message Confine writes: {@value}. */
+  public static final String PREFIX = "sandbox: ";
+
+  /** A failure of {@code kind} whose message is {@link #PREFIX} and {@code detail}. */
+  public static SandboxException of(Kind kind, String detail) {
+    return new SandboxException(kind, PREFIX + detail, null, null);
+  }
+
+  /** As {@link #of(Kind, String)}, caused by {@code cause}. */
+  public static SandboxException of(Kind kind, String detail, Throwable cause) {
+    return new SandboxException(kind, PREFIX + detail, cause, null);
+  }
+
+  /** As {@link #of(Kind, String, Throwable)}, after the child started: with its output so far. */
+  public static SandboxException of(
+      Kind kind, String detail, Throwable cause, ExecResult partialResult) {
+    return new SandboxException(kind, PREFIX + detail, cause, partialResult);
+  }
+
+  /**
+   * {@code text} as messages quote what a caller gave: in double quotes, with quotes, backslashes
+   * and control characters escaped, so that empty, blank or control text stays visible and cannot
+   * forge a message.
+   */
+  public static String quote(String text) {
+    return Quote.of(text);
+  }
+
+  /** The message without {@link #PREFIX}: what went wrong, for a line that names its source. */
+  public String detail() {
+    String m = getMessage();
+    return m.startsWith(PREFIX) ? m.substring(PREFIX.length()) : m;
+  }
+
   /** This exception's own kind (see {@link #kindsOf(Throwable)} for the kinds of a whole chain). */
   public Kind kind() {
     return kind;

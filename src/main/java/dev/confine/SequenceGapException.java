@@ -12,7 +12,7 @@ public final class SequenceGapException extends SandboxException {
 
   /** The seed's sentinel text. */
   public static final String MESSAGE =
-      "sandbox: output sequence gap; buffered output was truncated";
+      PREFIX + "output sequence gap; buffered output was truncated";
 
   private final long afterSeq;
   private final long retainedFrom;

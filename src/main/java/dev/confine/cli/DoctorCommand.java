@@ -52,8 +52,7 @@ final class DoctorCommand implements Callable<Integer> {
       String here = Path.of("").toAbsolutePath().toString();
       rows = Capability.rowsOf(factory.create(here, 0, backend));
     } catch (SandboxException e) {
-      throw new ParameterException(
-          spec.commandLine(), e.getMessage().replaceFirst("^(confine|sandbox): ", ""));
+      throw new ParameterException(spec.commandLine(), e.detail().replaceFirst("^confine: ", ""));
     }
     String text = json ? json(rows) : table(rows);
     out.write(

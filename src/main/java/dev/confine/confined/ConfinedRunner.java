@@ -346,9 +346,9 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
   }
 
   private static SandboxException notApplied(String cmd, ConfinementException e) {
-    return new SandboxException(
+    return SandboxException.of(
         Kind.NOT_AVAILABLE,
-        "sandbox: exec " + cmd + ": the confinement could not be applied: " + e.getMessage(),
+        "exec " + cmd + ": the confinement could not be applied: " + e.getMessage(),
         e);
   }
 
@@ -366,7 +366,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
   }
 
   private static SandboxException unavailable(String why) {
-    return new SandboxException(Kind.NOT_AVAILABLE, "sandbox: " + why);
+    return SandboxException.of(Kind.NOT_AVAILABLE, "" + why);
   }
 
   @Override
@@ -448,9 +448,9 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
      */
     public Builder runAs(int uid, int gid) {
       if (uid < 0 || gid < 0) {
-        throw new SandboxException(
+        throw SandboxException.of(
             Kind.VALIDATION,
-            "sandbox: runAs needs a user and group id of 0 or more, not " + uid + ":" + gid);
+            "runAs needs a user and group id of 0 or more, not " + uid + ":" + gid);
       }
       this.user = new Credentials.User(uid, gid);
       return this;
@@ -491,7 +491,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
       Map<Path, Path> named = new LinkedHashMap<>(); // lexical -> resolved
       for (String w : writable) {
         if (w == null || w.isEmpty()) {
-          throw new SandboxException(Kind.VALIDATION, "sandbox: empty writable path");
+          throw SandboxException.of(Kind.VALIDATION, "empty writable path");
         }
         Path lexical;
         Path real;
@@ -499,13 +499,12 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
           lexical = Path.of(w).toAbsolutePath().normalize();
           real = lexical.toRealPath();
         } catch (InvalidPathException e) {
-          throw new SandboxException(
+          throw SandboxException.of(
               Kind.VALIDATION,
-              "sandbox: a writable path cannot be named as a Java path here: " + e.getMessage(),
+              "a writable path cannot be named as a Java path here: " + e.getMessage(),
               e);
         } catch (IOException e) {
-          throw new SandboxException(
-              Kind.VALIDATION, "sandbox: writable path " + w + " does not exist", e);
+          throw SandboxException.of(Kind.VALIDATION, "writable path " + w + " does not exist", e);
         }
         named.put(lexical, real);
       }
@@ -519,9 +518,9 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
           boolean namedInside =
               w.getKey().startsWith(tree.getKey()) || w.getKey().startsWith(tree.getValue());
           if (namedInside && !w.getValue().startsWith(tree.getValue())) {
-            throw new SandboxException(
+            throw SandboxException.of(
                 Kind.VALIDATION,
-                "sandbox: writable path "
+                "writable path "
                     + w.getKey()
                     + " resolves to "
                     + w.getValue()
@@ -562,12 +561,12 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
      */
     public ConfinedRunner build() {
       if (rootDir == null || rootDir.isEmpty()) {
-        throw new SandboxException(Kind.VALIDATION, "sandbox: confined runner root must be set");
+        throw SandboxException.of(Kind.VALIDATION, "confined runner root must be set");
       }
       if (rootless && readOnlyHost) {
-        throw new SandboxException(
+        throw SandboxException.of(
             Kind.VALIDATION,
-            "sandbox: a read-only host needs a private mount namespace, which rootless mode does"
+            "a read-only host needs a private mount namespace, which rootless mode does"
                 + " not use");
       }
       Path resolvedRoot = RootedPaths.resolveRoot(rootDir);
@@ -577,7 +576,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
           Landlock.deviceDirectoryRefusal(p.toString())
               .ifPresent(
                   why -> {
-                    throw new SandboxException(Kind.VALIDATION, "sandbox: " + why);
+                    throw SandboxException.of(Kind.VALIDATION, "" + why);
                   });
         }
       }

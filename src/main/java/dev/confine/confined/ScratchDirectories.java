@@ -67,8 +67,7 @@ final class ScratchDirectories {
       }
       return new ScratchDirectories(parent, owner);
     } catch (IOException | UnsupportedOperationException e) {
-      throw new SandboxException(
-          Kind.INTERNAL, "sandbox: cannot create the scratch directory: " + e, e);
+      throw SandboxException.of(Kind.INTERNAL, "cannot create the scratch directory: " + e, e);
     }
   }
 
@@ -96,8 +95,8 @@ final class ScratchDirectories {
         Files.setAttribute(tmp, "unix:uid", owner.uid(), NOFOLLOW_LINKS);
       }
     } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
-      throw new SandboxException(
-          Kind.INTERNAL, "sandbox: exec " + cmd + ": scratch directory " + tmp + ": " + e, e);
+      throw SandboxException.of(
+          Kind.INTERNAL, "exec " + cmd + ": scratch directory " + tmp + ": " + e, e);
     }
     tmp.toFile().deleteOnExit(); // runs before the parent's, registered earlier
     return tmp;

@@ -248,9 +248,9 @@ public final class CapsPlan {
           cgroups,
           new TreeLimits(r.memoryBytes(), r.maxProcesses(), r.cpuThrottleMillicores(), budget));
     } catch (EngineException e) {
-      throw new SandboxException(
+      throw SandboxException.of(
           Kind.NOT_AVAILABLE,
-          "sandbox: exec "
+          "exec "
               + cmd
               + ": "
               + (capped ? "resource caps" : "tracking the process tree")

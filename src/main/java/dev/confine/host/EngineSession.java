@@ -126,8 +126,7 @@ public final class EngineSession
     } catch (ErrnoException e) {
       throw ExecOutcomes.spawnFailure(command, e);
     } catch (EngineException e) {
-      throw new SandboxException(
-          Kind.INTERNAL, "sandbox: exec " + command + ": " + e.getMessage(), e);
+      throw SandboxException.of(Kind.INTERNAL, "exec " + command + ": " + e.getMessage(), e);
     }
     return session;
   }
@@ -158,9 +157,9 @@ public final class EngineSession
           -1,
           0,
           ProcessExit.Reason.UNENFORCEABLE,
-          new SandboxException(
+          SandboxException.of(
               Kind.NOT_AVAILABLE,
-              "sandbox: resource caps became unenforceable while running process "
+              "resource caps became unenforceable while running process "
                   + command
                   + ": "
                   + end.unenforceable().getMessage(),
@@ -171,21 +170,18 @@ public final class EngineSession
           -1,
           0,
           ProcessExit.Reason.BUDGET_EXCEEDED,
-          new SandboxException(
+          SandboxException.of(
               Kind.BUDGET_EXCEEDED,
-              "sandbox: "
-                  + end.exceeded().exceededMessage()
-                  + " while running process "
-                  + command));
+              "" + end.exceeded().exceededMessage() + " while running process " + command));
     }
     if (end.timedOut()) {
       return new ProcessExit(
           -1,
           0,
           ProcessExit.Reason.TIMED_OUT,
-          new SandboxException(
+          SandboxException.of(
               Kind.TIMEOUT,
-              "sandbox: process "
+              "process "
                   + command
                   + " exceeded its timeout ("
                   + ExecOutcomes.format(timeout)
@@ -196,7 +192,7 @@ public final class EngineSession
           -1,
           0,
           ProcessExit.Reason.EXITED,
-          new SandboxException(Kind.INTERNAL, "sandbox: process wait: " + end.reapFailure()));
+          SandboxException.of(Kind.INTERNAL, "process wait: " + end.reapFailure()));
     }
     if (end.exit().signaled()) {
       return new ProcessExit(
@@ -267,7 +263,7 @@ public final class EngineSession
     try {
       process.input().write(data);
     } catch (ErrnoException e) {
-      throw new SandboxException(Kind.INTERNAL, "sandbox: process write: " + e.getMessage(), e);
+      throw SandboxException.of(Kind.INTERNAL, "process write: " + e.getMessage(), e);
     }
   }
 
@@ -281,7 +277,7 @@ public final class EngineSession
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       } catch (ErrnoException e) {
-        throw new SandboxException(Kind.INTERNAL, "sandbox: process write: " + e.getMessage(), e);
+        throw SandboxException.of(Kind.INTERNAL, "process write: " + e.getMessage(), e);
       }
     } else {
       process.input().close();
@@ -291,18 +287,17 @@ public final class EngineSession
   @Override
   public void resize(int rows, int cols) {
     if (rows <= 0 || cols <= 0) {
-      throw new SandboxException(
-          Kind.VALIDATION,
-          "sandbox: Resize rows and cols must be positive (got " + rows + "x" + cols + ")");
+      throw SandboxException.of(
+          Kind.VALIDATION, "Resize rows and cols must be positive (got " + rows + "x" + cols + ")");
     }
     ensureOpen();
     if (!process.tty()) {
-      throw new SandboxException(Kind.NOT_AVAILABLE, "sandbox: Resize requires a TTY session");
+      throw SandboxException.of(Kind.NOT_AVAILABLE, "Resize requires a TTY session");
     }
     try {
       process.input().resize(rows, cols);
     } catch (ErrnoException e) {
-      throw new SandboxException(Kind.INTERNAL, "sandbox: process resize: " + e.getMessage(), e);
+      throw SandboxException.of(Kind.INTERNAL, "process resize: " + e.getMessage(), e);
     }
   }
 
@@ -327,8 +322,7 @@ public final class EngineSession
   @Override
   public void signal(ProcessSignal signal) {
     if (signal != ProcessSignal.INTERRUPT) {
-      throw new SandboxException(
-          Kind.NOT_AVAILABLE, "sandbox: signal " + signal + " not supported");
+      throw SandboxException.of(Kind.NOT_AVAILABLE, "signal " + signal + " not supported");
     }
     ensureOpen();
     if (exit != null) {
@@ -341,7 +335,7 @@ public final class EngineSession
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       } catch (ErrnoException e) {
-        throw new SandboxException(Kind.INTERNAL, "sandbox: process interrupt: " + e.getMessage());
+        throw SandboxException.of(Kind.INTERNAL, "process interrupt: " + e.getMessage());
       }
     } else if (!process.interruptGroup()) {
       throw new ProcessClosedException();

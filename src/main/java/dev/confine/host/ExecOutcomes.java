@@ -50,9 +50,9 @@ public final class ExecOutcomes {
         cmd, workDir, HostEnvironment.ofThisProcess().get("PATH"))) {
       case ExecutableLookup.Found f -> f.path();
       case ExecutableLookup.NotFound nf ->
-          throw new SandboxException(Kind.NOT_FOUND, "sandbox: exec " + cmd + ": " + nf.reason());
+          throw SandboxException.of(Kind.NOT_FOUND, "exec " + cmd + ": " + nf.reason());
       case ExecutableLookup.NotExecutable ne ->
-          throw new SandboxException(Kind.FORBIDDEN, "sandbox: exec " + cmd + ": " + ne.reason());
+          throw SandboxException.of(Kind.FORBIDDEN, "exec " + cmd + ": " + ne.reason());
     };
   }
 
@@ -112,7 +112,7 @@ public final class ExecOutcomes {
     } catch (ErrnoException e) {
       throw spawnFailure(cmd, e);
     } catch (EngineException e) {
-      throw new SandboxException(Kind.INTERNAL, "sandbox: exec " + cmd + ": " + e.getMessage(), e);
+      throw SandboxException.of(Kind.INTERNAL, "exec " + cmd + ": " + e.getMessage(), e);
     }
     return classify(cmd, opts, execution, done, startNanos);
   }
@@ -136,9 +136,9 @@ public final class ExecOutcomes {
     }
     if (outputCap > limit) {
       long heap = Runtime.getRuntime().maxMemory();
-      throw new SandboxException(
+      throw SandboxException.of(
           Kind.VALIDATION,
-          "sandbox: exec "
+          "exec "
               + cmd
               + ": maxOutputBytes "
               + outputCap
@@ -188,7 +188,7 @@ public final class ExecOutcomes {
           case 2 -> Kind.NOT_FOUND; // ENOENT: vanished between lookup and spawn
           default -> Kind.INTERNAL;
         };
-    return new SandboxException(kind, "sandbox: exec " + cmd + ": " + e.getMessage(), e);
+    return SandboxException.of(kind, "exec " + cmd + ": " + e.getMessage(), e);
   }
 
   /**
@@ -235,9 +235,9 @@ public final class ExecOutcomes {
               } catch (OutOfMemoryError e) {
                 // The result's own copies did not fit (other work filled the heap): a failed array
                 // allocation leaves the heap usable, so this is reported, not thrown as an Error.
-                throw new SandboxException(
+                throw SandboxException.of(
                     Kind.NOT_AVAILABLE,
-                    "sandbox: exec "
+                    "exec "
                         + cmd
                         + ": the JVM's heap could not hold the result's copy of the output ("
                         + (execution.takeStdout().length + (long) execution.takeStderr().length)
@@ -245,9 +245,9 @@ public final class ExecOutcomes {
               }
             });
     if (done.unenforceable() != null) {
-      throw new SandboxException(
+      throw SandboxException.of(
           Kind.NOT_AVAILABLE,
-          "sandbox: resource caps became unenforceable while executing "
+          "resource caps became unenforceable while executing "
               + cmd
               + ": "
               + done.unenforceable().getMessage(),
@@ -256,9 +256,9 @@ public final class ExecOutcomes {
     }
     String lost = execution.captureFailure();
     if (lost != null) {
-      throw new SandboxException(
+      throw SandboxException.of(
           Kind.NOT_AVAILABLE,
-          "sandbox: exec "
+          "exec "
               + cmd
               + ": output capture stopped short of its cap, "
               + lost
@@ -268,17 +268,17 @@ public final class ExecOutcomes {
           result);
     }
     if (done.exceeded() != null) {
-      throw new SandboxException(
+      throw SandboxException.of(
           Kind.BUDGET_EXCEEDED,
-          "sandbox: " + done.exceeded().exceededMessage() + " while executing " + cmd,
+          "" + done.exceeded().exceededMessage() + " while executing " + cmd,
           null,
           result);
     }
     Throwable stdin = execution.stdinFailure();
     if (stdin != null && done.ending() == Completion.Ending.EXITED) {
-      throw new SandboxException(
+      throw SandboxException.of(
           Kind.INTERNAL,
-          "sandbox: exec "
+          "exec "
               + cmd
               + ": reading its stdin stream failed after "
               + execution.stdinWritten()
@@ -290,25 +290,21 @@ public final class ExecOutcomes {
     }
     switch (done.ending()) {
       case TIMED_OUT ->
-          throw new SandboxException(
+          throw SandboxException.of(
               Kind.TIMEOUT,
-              "sandbox: exec "
-                  + cmd
-                  + ": deadline exceeded (timeout "
-                  + format(opts.timeout())
-                  + ")",
+              "exec " + cmd + ": deadline exceeded (timeout " + format(opts.timeout()) + ")",
               null,
               result);
       case INTERRUPTED ->
-          throw new SandboxException(
+          throw SandboxException.of(
               Kind.ABORTED,
-              "sandbox: exec " + cmd + ": cancelled (the calling thread was interrupted)",
+              "exec " + cmd + ": cancelled (the calling thread was interrupted)",
               null,
               result);
       case EXITED -> {
         if (done.exit() == null) {
-          throw new SandboxException(
-              Kind.INTERNAL, "sandbox: exec " + cmd + ": " + execution.reapFailure(), null, result);
+          throw SandboxException.of(
+              Kind.INTERNAL, "exec " + cmd + ": " + execution.reapFailure(), null, result);
         }
         return result;
       }

@@ -56,6 +56,6 @@ public final class ExecPolicy {
   }
 
   private static SandboxException unavailable(String what) {
-    return new SandboxException(SandboxException.Kind.NOT_AVAILABLE, "sandbox: " + what);
+    return SandboxException.of(SandboxException.Kind.NOT_AVAILABLE, "" + what);
   }
 }

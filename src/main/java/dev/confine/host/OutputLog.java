@@ -272,8 +272,7 @@ public final class OutputLog {
   public ProcessOutput read(long afterSeq, int maxBytes, long deadlineNanos)
       throws InterruptedException {
     if (maxBytes <= 0) {
-      throw new SandboxException(
-          SandboxException.Kind.VALIDATION, "sandbox: Read maxBytes must be positive");
+      throw SandboxException.of(SandboxException.Kind.VALIDATION, "Read maxBytes must be positive");
     }
     lock.lock();
     try {
@@ -335,9 +334,9 @@ public final class OutputLog {
    */
   static int room(ByteBuffer into) {
     if (into.isReadOnly() || !into.hasRemaining()) {
-      throw new SandboxException(
+      throw SandboxException.of(
           SandboxException.Kind.VALIDATION,
-          "sandbox: Read buffer must be writable and have room (got "
+          "Read buffer must be writable and have room (got "
               + (into.isReadOnly() ? "a read-only buffer" : "no room")
               + ")");
     }
@@ -361,9 +360,9 @@ public final class OutputLog {
       }
       long next = store.nextSeq();
       if (afterSeq > next) {
-        throw new SandboxException(
+        throw SandboxException.of(
             SandboxException.Kind.VALIDATION,
-            "sandbox: afterSeq " + afterSeq + " is beyond buffered output (next=" + next + ")");
+            "afterSeq " + afterSeq + " is beyond buffered output (next=" + next + ")");
       }
       // The retained chunks are contiguous up to nextSeq, so a cursor below it has bytes.
       if (afterSeq < next) {

@@ -89,15 +89,16 @@ public final class ProcessRegistry implements ProcessManager {
   public ProcessSession start(ProcessSpec spec) {
     Objects.requireNonNull(spec, "spec");
     if (starter == null) {
-      throw new SandboxException(
-          SandboxException.Kind.NOT_AVAILABLE, "sandbox: process starter not configured");
+      throw SandboxException.of(
+          SandboxException.Kind.NOT_AVAILABLE, "process starter not configured");
     }
     String id = spec.id().isEmpty() ? newId() : spec.id();
     // Taken before spawning: the time the start was requested, which orders list().
     Entry entry = new Entry(id, spec.argv(), spec.tty(), clock.instant());
     if (entries.putIfAbsent(id, entry) != null) {
-      throw new SandboxException(
-          SandboxException.Kind.CONFLICT, "sandbox: process id " + quote(id) + " already exists");
+      throw SandboxException.of(
+          SandboxException.Kind.CONFLICT,
+          "process id " + SandboxException.quote(id) + " already exists");
     }
     ProcessSession session;
     try {
@@ -109,9 +110,9 @@ public final class ProcessRegistry implements ProcessManager {
     }
     if (session == null) {
       entries.remove(id, entry);
-      throw new SandboxException(
+      throw SandboxException.of(
           SandboxException.Kind.INTERNAL,
-          "sandbox: process starter returned no session for " + quote(id));
+          "process starter returned no session for " + SandboxException.quote(id));
     }
     entry.started(session);
     return new Handle(entry, session);
@@ -143,14 +144,14 @@ public final class ProcessRegistry implements ProcessManager {
   public void terminate(String id) {
     Entry entry = id == null ? null : entries.get(id);
     if (entry == null) {
-      throw new SandboxException(
-          SandboxException.Kind.NOT_FOUND, "sandbox: unknown process id " + quote(id));
+      throw SandboxException.of(
+          SandboxException.Kind.NOT_FOUND, "unknown process id " + SandboxException.quote(id));
     }
     ProcessSession session = entry.session;
     if (session == null) {
-      throw new SandboxException(
+      throw SandboxException.of(
           SandboxException.Kind.NOT_AVAILABLE,
-          "sandbox: process " + quote(id) + " is still starting");
+          "process " + SandboxException.quote(id) + " is still starting");
     }
     if (session.exitValue().isPresent()) {
       return;
@@ -217,28 +218,6 @@ public final class ProcessRegistry implements ProcessManager {
       b.append(BASE32_HEX[(buffer << (5 - bits)) & 0x1F]);
     }
     return b.toString();
-  }
-
-  /**
-   * {@code s} in double quotes with quotes, backslashes and control characters escaped, so that a
-   * caller-chosen id cannot forge or hide text in an error message.
-   */
-  private static String quote(String s) {
-    if (s == null) {
-      return "null";
-    }
-    StringBuilder b = new StringBuilder(s.length() + 2).append('"');
-    for (int i = 0; i < s.length(); i++) {
-      char c = s.charAt(i);
-      if (c == '"' || c == '\\') {
-        b.append('\\').append(c);
-      } else if (c < 0x20 || c == 0x7f) {
-        b.append(String.format("\\x%02x", (int) c));
-      } else {
-        b.append(c);
-      }
-    }
-    return b.append('"').toString();
   }
 
   /** One reserved id: what was asked for, and the session once the starter returned it. */
@@ -363,8 +342,8 @@ public final class ProcessRegistry implements ProcessManager {
     @Override
     public void signal(ProcessSignal signal) {
       if (!(inner instanceof ProcessSignaler s)) {
-        throw new SandboxException(
-            SandboxException.Kind.NOT_AVAILABLE, "sandbox: process does not support signals");
+        throw SandboxException.of(
+            SandboxException.Kind.NOT_AVAILABLE, "process does not support signals");
       }
       s.signal(signal);
     }
@@ -377,8 +356,8 @@ public final class ProcessRegistry implements ProcessManager {
     @Override
     public EventStream watch() {
       if (!(inner instanceof ProcessEventSource s)) {
-        throw new SandboxException(
-            SandboxException.Kind.NOT_AVAILABLE, "sandbox: process does not support event streams");
+        throw SandboxException.of(
+            SandboxException.Kind.NOT_AVAILABLE, "process does not support event streams");
       }
       return s.watch();
     }

@@ -58,9 +58,9 @@ public record WorkDir(Path root, String named, String beneath, String shown) {
     RootedPaths.CheckedWorkDir checked = RootedPaths.checkWorkDir(root, named);
     Path workDir = checked.path();
     if (!Files.isDirectory(workDir)) {
-      throw new SandboxException(
+      throw SandboxException.of(
           Kind.INTERNAL,
-          "sandbox: exec "
+          "exec "
               + cmd
               + ": chdir "
               + workDir
@@ -121,10 +121,10 @@ public record WorkDir(Path root, String named, String beneath, String shown) {
   }
 
   private SandboxException refusal(String cmd, WorkDirectory.OpenFailed e) {
-    String prefix = "sandbox: exec " + cmd + ": ";
+    String prefix = "exec " + cmd + ": ";
     if (e.part() == WorkDirectory.Part.ROOT) {
       if (e.errno() == ELOOP) {
-        return new SandboxException(
+        return SandboxException.of(
             Kind.FORBIDDEN,
             prefix
                 + "the root "
@@ -133,7 +133,7 @@ public record WorkDir(Path root, String named, String beneath, String shown) {
                 + " built",
             e);
       }
-      return new SandboxException(
+      return SandboxException.of(
           Kind.INTERNAL, prefix + "chdir " + root + ": " + reason(e.errno()), e);
     }
     if (e.errno() == EXDEV) {
@@ -141,7 +141,7 @@ public record WorkDir(Path root, String named, String beneath, String shown) {
       return new PathTraversalException(named, root.toString());
     }
     if (e.errno() == ELOOP && !WorkDirectory.usesOpenat2()) {
-      return new SandboxException(
+      return SandboxException.of(
           Kind.FORBIDDEN,
           prefix
               + "workdir "
@@ -150,7 +150,7 @@ public record WorkDir(Path root, String named, String beneath, String shown) {
               + " cannot follow without the risk of leaving the root",
           e);
     }
-    return new SandboxException(
+    return SandboxException.of(
         e.errno() == EACCES ? Kind.FORBIDDEN : Kind.INTERNAL,
         prefix + "chdir " + shown + ": " + reason(e.errno()),
         e);

@@ -28,7 +28,7 @@ public interface Availability {
   default void ensureAvailable() {
     Optional<String> cause = unavailabilityCause();
     if (cause.isPresent()) {
-      throw new SandboxException(Kind.NOT_AVAILABLE, "sandbox: " + cause.get());
+      throw SandboxException.of(Kind.NOT_AVAILABLE, "" + cause.get());
     }
   }
 

@@ -188,9 +188,9 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
   private void checkPolicy(ExecOptions opts) {
     NativeAccess.availability().ensureAvailable();
     if (opts.net().mode() != NetMode.DEFAULT) {
-      throw new SandboxException(
+      throw SandboxException.of(
           Kind.NOT_AVAILABLE,
-          "sandbox: net policy "
+          "net policy "
               + opts.net().mode()
               + " not supported by local runner; requires a kernel-level isolation backend");
     }
@@ -254,7 +254,7 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
      */
     public LocalRunner build() {
       if (rootDir == null || rootDir.isEmpty()) {
-        throw new SandboxException(Kind.VALIDATION, "sandbox: local runner root must be set");
+        throw SandboxException.of(Kind.VALIDATION, "local runner root must be set");
       }
       CapsPlan plan =
           NativeAccess.availability().isAvailable()

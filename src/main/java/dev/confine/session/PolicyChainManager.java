@@ -63,9 +63,8 @@ final class PolicyChainManager implements ProcessManager {
 
   private ProcessManager requireBase() {
     if (base == null) {
-      throw new SandboxException(
-          SandboxException.Kind.NOT_AVAILABLE,
-          "sandbox: process sessions are not supported by " + backend);
+      throw SandboxException.of(
+          SandboxException.Kind.NOT_AVAILABLE, "process sessions are not supported by " + backend);
     }
     return base;
   }

@@ -78,9 +78,9 @@ public interface ProcessSession extends AutoCloseable {
    */
   private static int room(ByteBuffer into) {
     if (into.isReadOnly() || !into.hasRemaining()) {
-      throw new SandboxException(
+      throw SandboxException.of(
           SandboxException.Kind.VALIDATION,
-          "sandbox: Read buffer must be writable and have room (got "
+          "Read buffer must be writable and have room (got "
               + (into.isReadOnly() ? "a read-only buffer" : "no room")
               + ")");
     }

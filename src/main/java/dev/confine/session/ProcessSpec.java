@@ -31,14 +31,12 @@ public record ProcessSpec(
   public ProcessSpec {
     id = id == null ? "" : id;
     if (argv == null || argv.isEmpty()) {
-      throw new SandboxException(
-          SandboxException.Kind.VALIDATION, "sandbox: process argv must not be empty");
+      throw SandboxException.of(SandboxException.Kind.VALIDATION, "process argv must not be empty");
     }
     // Not argv.contains(null): immutable lists (List.of) throw NullPointerException for it.
     for (String a : argv) {
       if (a == null) {
-        throw new SandboxException(
-            SandboxException.Kind.VALIDATION, "sandbox: process argv holds a null");
+        throw SandboxException.of(SandboxException.Kind.VALIDATION, "process argv holds a null");
       }
     }
     argv = List.copyOf(argv);

@@ -142,7 +142,7 @@ class ProcessRegistryTest {
     ProcessRegistry r = registry();
     r.start(spec("a\"b\n"));
     assertThatThrownBy(() -> r.start(spec("a\"b\n")))
-        .hasMessage("sandbox: process id \"a\\\"b\\x0a\" already exists");
+        .hasMessage("sandbox: process id \"a\\\"b\\n\" already exists");
   }
 
   @Test
