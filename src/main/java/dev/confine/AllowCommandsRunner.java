@@ -1,11 +1,10 @@
 package dev.confine;
 
 import java.util.Collection;
-import java.util.List;
 import java.util.Set;
 
 /** The runner behind {@link Runners#allowCommands}. */
-final class AllowCommandsRunner implements PolicyRunner, EnforcementReporter {
+final class AllowCommandsRunner implements PolicyRunner {
   private final Runner inner;
   private final Set<String> allowed;
 
@@ -31,15 +30,5 @@ final class AllowCommandsRunner implements PolicyRunner, EnforcementReporter {
           SandboxException.Kind.POLICY_DENIED,
           "command " + Quote.of(command) + " is not in the allow-list of commands");
     }
-  }
-
-  @Override
-  public Enforcement enforcement() {
-    return Enforcement.of(inner);
-  }
-
-  @Override
-  public List<Capability> capabilities() {
-    return Capability.rowsOf(inner);
   }
 }

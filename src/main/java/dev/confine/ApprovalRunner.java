@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.Optional;
 
 /** The runner behind {@link Runners#withApproval}. */
-final class ApprovalRunner implements PolicyRunner, EnforcementReporter {
+final class ApprovalRunner implements PolicyRunner {
   private final Runner inner;
   private final Approver approver;
   private final List<ExecPredicate> predicates;
@@ -77,15 +77,5 @@ final class ApprovalRunner implements PolicyRunner, EnforcementReporter {
             + " failed; not executed (fail-closed): "
             + cause.getMessage(),
         cause);
-  }
-
-  @Override
-  public Enforcement enforcement() {
-    return Enforcement.of(inner);
-  }
-
-  @Override
-  public List<Capability> capabilities() {
-    return Capability.rowsOf(inner);
   }
 }

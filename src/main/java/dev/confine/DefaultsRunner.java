@@ -1,10 +1,9 @@
 package dev.confine;
 
-import java.util.List;
 import java.util.Objects;
 
 /** The runner behind {@link Runners#withDefaults}. */
-final class DefaultsRunner implements PolicyRunner, EnforcementReporter {
+final class DefaultsRunner implements PolicyRunner {
   private final Runner inner;
   private final ExecOptions defaults;
 
@@ -25,16 +24,6 @@ final class DefaultsRunner implements PolicyRunner, EnforcementReporter {
 
   ExecOptions defaults() {
     return defaults;
-  }
-
-  @Override
-  public Enforcement enforcement() {
-    return Enforcement.of(inner);
-  }
-
-  @Override
-  public List<Capability> capabilities() {
-    return Capability.rowsOf(inner);
   }
 
   @Override

@@ -1,12 +1,15 @@
 package dev.confine;
 
+import java.util.List;
+
 /**
  * A runner that puts policy in front of another: every request passes {@link #admit} and then goes
  * to {@link #inner()} as admitted. The decorators of {@link Runners} are policy runners, so the
  * same chain can guard other kinds of requests than {@code exec} (the sessions of {@code
- * dev.confine.session.ProcessManager#of}).
+ * dev.confine.session.ProcessManager#of}). A policy runner enforces what its inner runner enforces:
+ * it reports the inner runner's enforcement and rows.
  */
-public interface PolicyRunner extends Runner {
+public interface PolicyRunner extends Runner, EnforcementReporter {
   /** The runner requests go to once admitted. */
   Runner inner();
 
@@ -20,8 +23,20 @@ public interface PolicyRunner extends Runner {
 
   /** Admits the request and runs it on {@link #inner()}. */
   @Override
-  default ExecResult exec(String command, java.util.List<String> args, ExecOptions options) {
+  default ExecResult exec(String command, List<String> args, ExecOptions options) {
     ExecRequest r = admit(ExecRequest.of(command, args, options));
     return inner().exec(r.command(), r.args(), r.options());
+  }
+
+  /** The inner runner's enforcement: a policy layer adds no OS-level enforcement. */
+  @Override
+  default Enforcement enforcement() {
+    return Enforcement.of(inner());
+  }
+
+  /** The inner runner's rows. */
+  @Override
+  default List<Capability> capabilities() {
+    return Capability.rowsOf(inner());
   }
 }
