@@ -44,7 +44,7 @@ class ConfinedBoundaryTest {
   void needsTheConfinement() throws IOException {
     HostRequirements.require(Landlock.availability());
     HostRequirements.require(SeccompFilter.availability());
-    HostRequirements.require(ConfinedRunnerTest.onPath("python3"), "python3 is not installed");
+    HostRequirements.requireProgram("python3");
     // The run-as mode's child (nobody) writes in the root too.
     Files.setPosixFilePermissions(root, PosixFilePermissions.fromString("rwxrwxrwx"));
   }

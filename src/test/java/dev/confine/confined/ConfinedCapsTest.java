@@ -45,7 +45,7 @@ class ConfinedCapsTest {
   void needsTheConfinement() throws IOException {
     HostRequirements.require(Landlock.availability());
     HostRequirements.require(SeccompFilter.availability());
-    HostRequirements.require(ConfinedRunnerTest.onPath("python3"), "python3 is not installed");
+    HostRequirements.requireProgram("python3");
     Files.setPosixFilePermissions(root, PosixFilePermissions.fromString("rwxrwxrwx"));
   }
 

@@ -100,7 +100,7 @@ class ConfinedNamespacesTest {
     ExecResult host = runner().exec("cat", List.of("/proc/net/dev"), DEFAULT);
     assertThat(interfaces(host.stdoutText())).isEqualTo(interfaces(hostNetDev()));
 
-    HostRequirements.require(ConfinedRunnerTest.onPath("ip"), "ip (iproute2) is not installed");
+    HostRequirements.requireProgram("ip");
     ExecResult ip = runner().exec("ip", List.of("-o", "link"), DENY);
     assertThat(ip.exitCode()).as(ip.stderrText()).isZero();
     assertThat(ip.stdoutText().lines().toList())
@@ -121,7 +121,7 @@ class ConfinedNamespacesTest {
 
   @Test
   void aLoopbackServerInsideWorks() {
-    HostRequirements.require(ConfinedRunnerTest.onPath("python3"), "python3 is not installed");
+    HostRequirements.requireProgram("python3");
     String script =
         "import socket\n"
             + "s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(1)\n"
@@ -134,7 +134,7 @@ class ConfinedNamespacesTest {
 
   @Test
   void curlCannotReachTheHostsServers() throws IOException {
-    HostRequirements.require(ConfinedRunnerTest.onPath("curl"), "curl is not installed");
+    HostRequirements.requireProgram("curl");
     HttpServer server = HttpServer.create(new InetSocketAddress("0.0.0.0", 0), 10);
     server.createContext(
         "/",
@@ -195,7 +195,7 @@ class ConfinedNamespacesTest {
 
     // setns back through the JVM's namespace file: refused (Landlock's ptrace restriction already
     // refuses opening it; without CAP_SYS_ADMIN setns through any other handle fails too).
-    HostRequirements.require(ConfinedRunnerTest.onPath("nsenter"), "nsenter is not installed");
+    HostRequirements.requireProgram("nsenter");
     String leave = "nsenter --net=/proc/" + ProcessHandle.current().pid() + "/ns/net true";
     assertThat(sh(readOnlyHost(), leave, DENY).exitCode()).isNotZero();
     ExecResult remount = sh(readOnlyHost(), "mount -o remount,rw / && echo remounted", DENY);

@@ -66,7 +66,7 @@ class ConfinedRootlessTest {
     assertThat(ns.stdoutText().strip())
         .isEqualTo(Files.readSymbolicLink(Path.of("/proc/self/ns/net")).toString());
 
-    HostRequirements.require(ConfinedRunnerTest.onPath("python3"), "python3 is not installed");
+    HostRequirements.requireProgram("python3");
     String loopback =
         "import socket\n"
             + "s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(1); print('listening')\n";

@@ -64,17 +64,8 @@ class ConfinedRunnerTest {
     return ExecOptions.builder().timeout(Duration.ofSeconds(30)).net(NetPolicy.denyAll()).build();
   }
 
-  static boolean onPath(String program) {
-    for (String dir : System.getenv().getOrDefault("PATH", "").split(":")) {
-      if (!dir.isEmpty() && Files.isExecutable(Path.of(dir, program))) {
-        return true;
-      }
-    }
-    return false;
-  }
-
   private static void requirePython() {
-    HostRequirements.require(onPath("python3"), "python3 is not installed");
+    HostRequirements.requireProgram("python3");
   }
 
   @Test
@@ -297,7 +288,7 @@ class ConfinedRunnerTest {
 
   @Test
   void curlFailsUnderDenyAll() {
-    HostRequirements.require(onPath("curl"), "curl is not installed");
+    HostRequirements.requireProgram("curl");
     HostRequirements.require(SeccompFilter.availability());
     ExecResult r =
         runner().exec("curl", List.of("-v", "--max-time", "5", "http://127.0.0.1:1/"), denyAll());

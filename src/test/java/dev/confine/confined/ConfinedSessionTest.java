@@ -63,7 +63,7 @@ class ConfinedSessionTest {
 
   @Test
   void aTerminalSessionUsesItsOwnPtyAndNoOther() throws Exception {
-    HostRequirements.require(ConfinedRunnerTest.onPath("python3"), "python3 is not installed");
+    HostRequirements.requireProgram("python3");
     // Another session's pty stands for any other terminal of this user.
     try (ProcessSession other = runner().start(ProcessSpec.terminal(List.of("sh")));
         ProcessSession s = runner().start(ProcessSpec.terminal(List.of("sh")))) {
@@ -99,7 +99,7 @@ class ConfinedSessionTest {
 
   @Test
   void denyAllHoldsInAPipeSession() throws Exception {
-    HostRequirements.require(ConfinedRunnerTest.onPath("python3"), "python3 is not installed");
+    HostRequirements.requireProgram("python3");
     ExecOptions deny = ExecOptions.builder().net(NetPolicy.denyAll()).build();
     String script =
         "import socket\n"

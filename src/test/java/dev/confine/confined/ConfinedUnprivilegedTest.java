@@ -70,7 +70,7 @@ class ConfinedUnprivilegedTest {
   void denyAllFallsBackToSeccompAndSaysWhy() {
     ConfinedRunner runner = ConfinedRunner.builder(root.toString()).build();
     assertThat(runner.denyAllNetwork()).isEqualTo(Network.SECCOMP);
-    HostRequirements.require(ConfinedRunnerTest.onPath("python3"), "python3 is not installed");
+    HostRequirements.requireProgram("python3");
     ExecResult r =
         runner.exec(
             "python3",

@@ -12,13 +12,10 @@ import dev.confine.ResourceLimits;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
 import dev.confine.testing.HostRequirements;
-import java.io.IOException;
-import java.nio.file.Files;
+import dev.confine.testing.TreeCgroups;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -50,34 +47,6 @@ class LocalRunnerCapsTest {
       return e;
     }
     throw new AssertionError("expected a SandboxException");
-  }
-
-  /**
-   * This JVM's tree cgroups once the idle ones kept for reuse are removed and the janitor is done:
-   * what was left behind.
-   */
-  static List<Path> treeCgroupsLeft() throws Exception {
-    // Recycling first (a released cgroup joins the idle ones when the janitor is done with it).
-    assertThat(dev.confine.linux.CgroupJanitor.awaitIdle(Duration.ofSeconds(10))).isTrue();
-    dev.confine.linux.Cgroups.removeAllIdle();
-    assertThat(dev.confine.linux.CgroupJanitor.awaitIdle(Duration.ofSeconds(10))).isTrue();
-    return treeCgroups();
-  }
-
-  /** The distinct tree cgroups (one per tree, whatever the hierarchies) of this JVM now. */
-  static long distinctTrees() throws IOException {
-    return treeCgroups().stream().map(p -> p.getFileName().toString()).distinct().count();
-  }
-
-  /** Every tree cgroup directory this JVM may have created, in every hierarchy. */
-  static List<Path> treeCgroups() throws IOException {
-    List<Path> found = new ArrayList<>();
-    String mine = "confine-" + ProcessHandle.current().pid() + "-";
-    try (Stream<Path> s = Files.walk(Path.of("/sys/fs/cgroup"), 4)) {
-      s.filter(p -> p.getFileName() != null && p.getFileName().toString().startsWith(mine))
-          .forEach(found::add);
-    }
-    return found;
   }
 
   @Test
@@ -323,8 +292,8 @@ class LocalRunnerCapsTest {
     }
     assertThat(dev.confine.linux.CgroupJanitor.awaitIdle(Duration.ofSeconds(10))).isTrue();
     // What is left are the idle cgroups kept for reuse, bounded; removing them leaves nothing.
-    assertThat(distinctTrees()).isLessThanOrEqualTo(dev.confine.linux.CgroupPool.MAX_IDLE);
-    assertThat(treeCgroupsLeft()).isEmpty();
+    assertThat(TreeCgroups.distinct()).isLessThanOrEqualTo(dev.confine.linux.CgroupPool.MAX_IDLE);
+    assertThat(TreeCgroups.leftBehind()).isEmpty();
   }
 
   @Test
@@ -334,7 +303,7 @@ class LocalRunnerCapsTest {
     // (process cap hits, peak memory, CPU) are the tree's own. (A tree that was killed may leave
     // zombies that init has not reaped yet; such a cgroup is retired, so kills come last.)
     LocalRunner r = runner(CapsMechanism.CGROUP_V1);
-    assertThat(treeCgroupsLeft()).isEmpty();
+    assertThat(TreeCgroups.leftBehind()).isEmpty();
     ResourceLimits small = ResourceLimits.builder().memoryBytes(64 * MIB).maxProcesses(8).build();
     ResourceLimits large = ResourceLimits.builder().memoryBytes(256 * MIB).maxProcesses(64).build();
     String allocate128 = "head -c 134217728 /dev/zero | tail";
@@ -361,7 +330,7 @@ class LocalRunnerCapsTest {
         .isLessThan(Duration.ofMillis(100));
     assertThat(quiet.usage().pidsLimitHit()).isFalse();
     awaitRecycled();
-    assertThat(distinctTrees()).isEqualTo(1); // one cgroup served all three
+    assertThat(TreeCgroups.distinct()).isEqualTo(1); // one cgroup served all three
 
     // Lowered again: 128 MiB no longer fits under 64 MiB.
     SandboxException lowered =
@@ -370,7 +339,7 @@ class LocalRunnerCapsTest {
     awaitRecycled();
     // The OOM kill before is not this tree's, whichever cgroup it gets.
     assertThat(r.exec("true", List.of(), caps(small, Duration.ofSeconds(30))).exitCode()).isZero();
-    assertThat(treeCgroupsLeft()).isEmpty();
+    assertThat(TreeCgroups.leftBehind()).isEmpty();
   }
 
   private static void awaitRecycled() throws InterruptedException {
@@ -393,6 +362,6 @@ class LocalRunnerCapsTest {
                                 .withOptions(capped)))
                 .kind())
         .isEqualTo(Kind.NOT_FOUND);
-    assertThat(treeCgroupsLeft()).isEmpty();
+    assertThat(TreeCgroups.leftBehind()).isEmpty();
   }
 }

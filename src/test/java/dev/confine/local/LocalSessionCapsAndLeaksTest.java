@@ -14,6 +14,7 @@ import dev.confine.session.ProcessSession;
 import dev.confine.session.ProcessSpec;
 import dev.confine.testing.HostRequirements;
 import dev.confine.testing.OpenFds;
+import dev.confine.testing.TreeCgroups;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -58,7 +59,7 @@ class LocalSessionCapsAndLeaksTest {
       assertThat(exit.error().kind()).isEqualTo(Kind.BUDGET_EXCEEDED);
       assertThat(exit.error()).hasMessageContaining("memory resource cap exceeded");
     }
-    assertThat(LocalRunnerCapsTest.treeCgroupsLeft()).isEmpty();
+    assertThat(TreeCgroups.leftBehind()).isEmpty();
   }
 
   @Test
@@ -94,7 +95,7 @@ class LocalSessionCapsAndLeaksTest {
       assertThat(ProcessHandle.of(escapee).map(ProcessHandle::isAlive)).contains(true);
     }
     assertThat(LocalRunnerLifecycleTest.gone(escapee)).isTrue();
-    assertThat(LocalRunnerCapsTest.treeCgroupsLeft()).isEmpty();
+    assertThat(TreeCgroups.leftBehind()).isEmpty();
   }
 
   @Test

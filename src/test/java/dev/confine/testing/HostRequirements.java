@@ -42,6 +42,21 @@ public final class HostRequirements {
     require(mechanism.isAvailable(), mechanism.unavailabilityCause().orElse(""));
   }
 
+  /** Requires {@code program} on this process's PATH (python3, ip, curl, ...). */
+  public static void requireProgram(String program) {
+    require(onPath(program), program + " is not installed (not on PATH)");
+  }
+
+  /** Whether {@code program} is an executable file in a directory of this process's PATH. */
+  public static boolean onPath(String program) {
+    for (String dir : System.getenv().getOrDefault("PATH", "").split(":")) {
+      if (!dir.isEmpty() && Files.isExecutable(Path.of(dir, program))) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** Requires that the tests run as root. */
   public static void requireRoot() {
     require(isRoot(), "needs root (uid 0)");

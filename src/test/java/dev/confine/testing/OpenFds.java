@@ -1,14 +1,9 @@
 package dev.confine.testing;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
-import dev.confine.linux.CgroupJanitor;
-import dev.confine.linux.Cgroups;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.stream.Stream;
 
 /** This JVM's open file descriptors, as leak tests count them. */
@@ -31,14 +26,7 @@ public final class OpenFds {
    * killed), so a count that includes them differs between hosts.
    */
   public static long settled() {
-    try {
-      assertThat(CgroupJanitor.awaitIdle(Duration.ofSeconds(10))).isTrue();
-      Cgroups.removeAllIdle();
-      assertThat(CgroupJanitor.awaitIdle(Duration.ofSeconds(10))).isTrue();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException(e);
-    }
+    TreeCgroups.settle();
     return count();
   }
 }
