@@ -333,10 +333,11 @@ class ProcSamplerTest {
   @Test
   void aSessionAMemberMadeAfterItWasFirstSeenIsTracked() throws Exception {
     // Seen first in the leader's session, it calls setsid later: its session is tracked from the
-    // sample that sees it as a session leader.
+    // sample that sees it as a session leader. It waits a second first, so that a loaded machine
+    // still samples it before the setsid.
     try (SpawnedTree tree =
         SpawnedTree.shell(
-            "sh -c 'sleep 0.3; exec setsid sh -c \"echo escapee \\$\\$; (sleep 600 &"
+            "sh -c 'sleep 1; exec setsid sh -c \"echo escapee \\$\\$; (sleep 600 &"
                 + " echo orphan \\$!); exec sleep 600\"' & exec sleep 600")) {
       ProcSampler sampler = new ProcSampler(tree.pid());
       SpawnedTree.await(() -> sample(sampler).members() == 2, WAIT, "the child seen");
