@@ -4,19 +4,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.confine.linux.NativeAccess;
+import dev.confine.testing.ForkedJvm;
 import dev.confine.testing.HostRequirements;
 import java.io.IOException;
 import java.lang.module.Configuration;
 import java.lang.module.ModuleDescriptor;
 import java.lang.module.ModuleFinder;
 import java.net.URISyntaxException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -82,7 +81,7 @@ class ModulePathTest {
   @Test
   void execRunsFromTheModulePath() throws Exception {
     requireEngine();
-    Outcome r = confine(true, "exec", "--", "echo", "hello");
+    ForkedJvm.Outcome r = confine(true, "exec", "--", "echo", "hello");
     assertThat(r.output()).isEqualTo("hello\n");
     assertThat(r.exitCode()).as(r.output()).isZero();
   }
@@ -90,7 +89,7 @@ class ModulePathTest {
   @Test
   void doctorRunsFromTheModulePath() throws Exception {
     requireEngine();
-    Outcome r = confine(true, "doctor");
+    ForkedJvm.Outcome r = confine(true, "doctor");
     assertThat(r.exitCode()).as(r.output()).isZero();
     assertThat(r.output().lines())
         .anyMatch(l -> l.matches("spawn +yes +.+"))
@@ -106,7 +105,7 @@ class ModulePathTest {
   @Test
   void withoutNativeAccessTheCommandNamesTheModulesFlag() throws Exception {
     requireEngine();
-    Outcome r = confine(false, "exec", "--", "echo", "hello");
+    ForkedJvm.Outcome r = confine(false, "exec", "--", "echo", "hello");
     assertThat(r.exitCode()).as(r.output()).isEqualTo(125);
     assertThat(r.output())
         .contains("start java with --enable-native-access=dev.confine")
@@ -118,10 +117,8 @@ class ModulePathTest {
     HostRequirements.require(NativeAccess.availability().prefixed("the engine cannot run here: "));
   }
 
-  private record Outcome(int exitCode, String output) {}
-
   /** Runs {@code java -m dev.confine/dev.confine.cli.Main args} from the module path. */
-  private static Outcome confine(boolean nativeAccess, String... args)
+  private static ForkedJvm.Outcome confine(boolean nativeAccess, String... args)
       throws IOException, InterruptedException {
     String modulePath =
         Stream.of(
@@ -131,44 +128,21 @@ class ModulePathTest {
                 jarOf(picocli.CommandLine.class))
             .map(Path::toString)
             .collect(Collectors.joining(":"));
-    List<String> command = new ArrayList<>();
-    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    command.add("--module-path");
-    command.add(modulePath);
+    List<String> arguments = new ArrayList<>();
+    arguments.add("--module-path");
+    arguments.add(modulePath);
     // dev.confine requires picocli statically (library users need not have it): the command adds
     // it.
-    command.add("--add-modules");
-    command.add("info.picocli");
+    arguments.add("--add-modules");
+    arguments.add("info.picocli");
     if (nativeAccess) {
-      command.add("--enable-native-access=dev.confine");
+      arguments.add("--enable-native-access=dev.confine");
     }
-    command.add("-m");
-    command.add("dev.confine/dev.confine.cli.Main");
-    command.addAll(List.of(args));
+    arguments.add("-m");
+    arguments.add("dev.confine/dev.confine.cli.Main");
+    arguments.addAll(List.of(args));
     // stderr with stdout: the exact output shows that no JVM or slf4j warning came with it.
-    Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-    p.getOutputStream().close();
-    byte[][] out = new byte[1][];
-    Thread reader =
-        Thread.ofVirtual()
-            .start(
-                () -> {
-                  try {
-                    out[0] = p.getInputStream().readAllBytes();
-                  } catch (IOException e) {
-                    out[0] = ("reading the forked JVM's output failed: " + e).getBytes();
-                  }
-                });
-    int code;
-    if (p.waitFor(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
-      code = p.exitValue();
-    } else {
-      p.destroyForcibly();
-      p.waitFor();
-      code = -1;
-    }
-    reader.join();
-    return new Outcome(code, new String(out[0], StandardCharsets.UTF_8));
+    return ForkedJvm.java(arguments, TIMEOUT);
   }
 
   /** The jar (or directory) on this JVM's class path that holds {@code type}. */

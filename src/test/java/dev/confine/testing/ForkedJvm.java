@@ -27,13 +27,24 @@ public final class ForkedJvm {
   /** Runs {@code mainClass} with {@code args} and waits for it, at most {@code timeout}. */
   public static Outcome run(Class<?> mainClass, Duration timeout, String... args)
       throws IOException, InterruptedException {
+    List<String> arguments = new ArrayList<>();
+    arguments.add("--enable-native-access=ALL-UNNAMED");
+    arguments.add("-cp");
+    arguments.add(System.getProperty("java.class.path"));
+    arguments.add(mainClass.getName());
+    arguments.addAll(List.of(args));
+    return java(arguments, timeout);
+  }
+
+  /**
+   * Runs this JVM's {@code java} with {@code arguments} (options, then what to run) and waits for
+   * it, at most {@code timeout}; its stdin is closed.
+   */
+  public static Outcome java(List<String> arguments, Duration timeout)
+      throws IOException, InterruptedException {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    command.add("--enable-native-access=ALL-UNNAMED");
-    command.add("-cp");
-    command.add(System.getProperty("java.class.path"));
-    command.add(mainClass.getName());
-    command.addAll(List.of(args));
+    command.addAll(arguments);
     Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
     p.getOutputStream().close();
     byte[][] out = new byte[1][];
