@@ -10,9 +10,7 @@ import dev.confine.local.LocalRunner;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Arrays;
 import java.util.List;
-import java.util.Locale;
 
 /**
  * The same three execs as {@link ConfinedBench}, interleaved in one loop so that the machine's load
@@ -67,7 +65,6 @@ public final class ConfinedProfile {
     Files.delete(writable);
     Files.delete(root);
 
-    double[] means = new double[runners.length];
     StringBuilder json = new StringBuilder("{\"iterations\":").append(iterations);
     json.append(",\"mechanism\":\"")
         .append(
@@ -82,23 +79,7 @@ public final class ConfinedProfile {
                     .findFirst()
                     .orElse("?"))
         .append("\",\"execs\":{");
-    for (int k = 0; k < runners.length; k++) {
-      long[] n = nanos[k];
-      means[k] = Arrays.stream(n).average().orElse(Double.NaN) / 1000.0;
-      long[] sorted = n.clone();
-      Arrays.sort(sorted);
-      double median = sorted[sorted.length / 2] / 1000.0;
-      json.append(k == 0 ? "" : ",")
-          .append(
-              String.format(
-                  Locale.ROOT,
-                  "\"%s\":{\"meanUs\":%.1f,\"medianUs\":%.1f}",
-                  NAMES.get(k),
-                  means[k],
-                  median));
-      System.out.printf(
-          Locale.ROOT, "%-17s mean %8.1f us, median %8.1f us%n", NAMES.get(k), means[k], median);
-    }
+    InterleavedTimes.summarize(json, NAMES, nanos, 17);
     json.append("}}");
     Files.writeString(out, json + "\n", StandardCharsets.UTF_8);
   }

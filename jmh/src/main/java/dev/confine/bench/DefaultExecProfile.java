@@ -17,7 +17,6 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 
@@ -94,26 +93,9 @@ public final class DefaultExecProfile {
     }
     Files.delete(root);
 
-    double[] means = new double[NAMES.size()];
     StringBuilder json = new StringBuilder("{\"iterations\":").append(iterations);
     json.append(",\"tracking\":\"").append(tracking.replace("\"", "'")).append("\",\"execs\":{");
-    for (int k = 0; k < NAMES.size(); k++) {
-      long[] n = nanos[k];
-      means[k] = Arrays.stream(n).average().orElse(Double.NaN) / 1000.0;
-      long[] sorted = n.clone();
-      Arrays.sort(sorted);
-      double median = sorted[sorted.length / 2] / 1000.0;
-      json.append(k == 0 ? "" : ",")
-          .append(
-              String.format(
-                  Locale.ROOT,
-                  "\"%s\":{\"meanUs\":%.1f,\"medianUs\":%.1f}",
-                  NAMES.get(k),
-                  means[k],
-                  median));
-      System.out.printf(
-          Locale.ROOT, "%-15s mean %8.1f us, median %8.1f us%n", NAMES.get(k), means[k], median);
-    }
+    double[] means = InterleavedTimes.summarize(json, NAMES, nanos, 15);
     json.append("}}");
     System.out.printf(
         Locale.ROOT,
