@@ -9,6 +9,7 @@ import dev.confine.SandboxException.Kind;
 import dev.confine.linux.Landlock;
 import dev.confine.testing.HostRequirements;
 import dev.confine.testing.OpenFds;
+import dev.confine.testing.Thrown;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -79,7 +80,7 @@ class ConfinedExecLifecycleTest {
   void aSilentChildTimesOutPromptly() {
     long start = System.nanoTime();
     SandboxException e =
-        catchSandbox(() -> runner().exec("sleep", List.of("30"), timeout(ms(300))));
+        Thrown.sandbox(() -> runner().exec("sleep", List.of("30"), timeout(ms(300))));
     long elapsedMs = (System.nanoTime() - start) / 1_000_000;
     assertThat(e.kind()).isEqualTo(Kind.TIMEOUT);
     assertThat(elapsedMs).isBetween(250L, 2_000L);
@@ -142,12 +143,12 @@ class ConfinedExecLifecycleTest {
     Files.write(garbage, "\u007fELF not really".getBytes(StandardCharsets.ISO_8859_1));
     Files.setPosixFilePermissions(garbage, PosixFilePermissions.fromString("rwxr-xr-x"));
     ConfinedRunner runner = runner();
-    SandboxException first = catchSandbox(() -> runner.exec(garbage.toString(), List.of(), null));
+    SandboxException first = Thrown.sandbox(() -> runner.exec(garbage.toString(), List.of(), null));
     assertThat(first.kind()).isEqualTo(Kind.INTERNAL);
     assertThat(first.getMessage()).contains("posix_spawn").contains("Exec format error");
     long fds = OpenFds.settled();
     for (int i = 0; i < 50; i++) {
-      catchSandbox(() -> runner.exec(garbage.toString(), List.of(), null));
+      Thrown.sandbox(() -> runner.exec(garbage.toString(), List.of(), null));
     }
     assertThat(OpenFds.settled()).isEqualTo(fds);
   }
@@ -178,7 +179,7 @@ class ConfinedExecLifecycleTest {
       assertThat(r.exitCode()).isEqualTo(i % 3);
       assertThat(r.stdoutText()).isEqualTo(i + "\n");
     }
-    catchSandbox(() -> runner.exec("sleep", List.of("30"), timeout(ms(50))));
+    Thrown.sandbox(() -> runner.exec("sleep", List.of("30"), timeout(ms(50))));
     assertThat(OpenFds.settled()).isEqualTo(fds);
   }
 
@@ -188,18 +189,5 @@ class ConfinedExecLifecycleTest {
 
   private static Duration ofSeconds(long n) {
     return Duration.ofSeconds(n);
-  }
-
-  private interface Call {
-    void run();
-  }
-
-  private static SandboxException catchSandbox(Call call) {
-    try {
-      call.run();
-    } catch (SandboxException e) {
-      return e;
-    }
-    throw new AssertionError("expected a SandboxException");
   }
 }

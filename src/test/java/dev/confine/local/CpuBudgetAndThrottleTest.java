@@ -10,6 +10,7 @@ import dev.confine.ResourceLimits;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
 import dev.confine.testing.HostRequirements;
+import dev.confine.testing.Thrown;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -33,22 +34,13 @@ class CpuBudgetAndThrottleTest {
     return r;
   }
 
-  private static SandboxException thrown(Runnable call) {
-    try {
-      call.run();
-    } catch (SandboxException e) {
-      return e;
-    }
-    throw new AssertionError("expected a SandboxException");
-  }
-
   private static Duration cpu(ExecResult r) {
     return r.usage().cpuUser().plus(r.usage().cpuSystem());
   }
 
   /** 250 millicores over 4 s: a budget of 1 s of CPU, which a busy loop spends in about 1 s. */
   private static SandboxException burnQuarterOfFourSeconds(LocalRunner r, String before) {
-    return thrown(
+    return Thrown.sandbox(
         () ->
             r.exec(
                 "sh",
@@ -89,7 +81,7 @@ class CpuBudgetAndThrottleTest {
     // would take up to two cores (or all this machine gives them) unthrottled. No budget: the
     // timeout ends it.
     SandboxException e =
-        thrown(
+        Thrown.sandbox(
             () ->
                 r.exec(
                     "sh",
@@ -116,7 +108,7 @@ class CpuBudgetAndThrottleTest {
       if (r.enforcement().cpuThrottle()) {
         continue; // a v2 hierarchy that delegates the cpu controller (not this host's)
       }
-      SandboxException e = thrown(() -> r.exec("true", List.of(), throttled));
+      SandboxException e = Thrown.sandbox(() -> r.exec("true", List.of(), throttled));
       assertThat(e.kind()).as(m.name()).isEqualTo(Kind.NOT_AVAILABLE);
       assertThat(e.getMessage()).contains("cannot throttle CPU");
       assertThat(r.capabilities())

@@ -12,6 +12,7 @@ import dev.confine.ResourceLimits;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
 import dev.confine.testing.HostRequirements;
+import dev.confine.testing.Thrown;
 import dev.confine.testing.TreeCgroups;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -40,21 +41,12 @@ class LocalRunnerCapsTest {
     return ExecOptions.builder().resources(limits).timeout(timeout).build();
   }
 
-  private static SandboxException thrown(Runnable call) {
-    try {
-      call.run();
-    } catch (SandboxException e) {
-      return e;
-    }
-    throw new AssertionError("expected a SandboxException");
-  }
-
   @Test
   void v1MemoryBombIsKilledAtTheCapAndReportedAsBudgetExceeded() {
     LocalRunner r = runner(CapsMechanism.CGROUP_V1);
     long cap = 64 * MIB;
     SandboxException e =
-        thrown(
+        Thrown.sandbox(
             () ->
                 r.exec(
                     "sh",
@@ -113,7 +105,7 @@ class LocalRunnerCapsTest {
   private void assertEscapeeKilled(CapsMechanism mechanism, String before) {
     LocalRunner r = runner(mechanism);
     SandboxException e =
-        thrown(
+        Thrown.sandbox(
             () ->
                 r.exec(
                     "sh",
@@ -134,7 +126,7 @@ class LocalRunnerCapsTest {
     long start = System.nanoTime();
     // 2 s x 250 millicores = 0.5 s of CPU; without a v2 cpu controller nothing throttles.
     SandboxException e =
-        thrown(
+        Thrown.sandbox(
             () ->
                 r.exec(
                     "sh",
@@ -166,7 +158,7 @@ class LocalRunnerCapsTest {
     assertThat(memory.detail()).contains("memory controller");
     assertThat(en.cpuCap()).isTrue();
     SandboxException e =
-        thrown(
+        Thrown.sandbox(
             () ->
                 r.exec(
                     "true",
@@ -203,7 +195,7 @@ class LocalRunnerCapsTest {
         .satisfies(c -> assertThat(c.detail()).contains("/proc sampler"));
     long cap = 64 * MIB;
     SandboxException e =
-        thrown(
+        Thrown.sandbox(
             () ->
                 r.exec(
                     "sh",
@@ -222,7 +214,7 @@ class LocalRunnerCapsTest {
     LocalRunner r = LocalRunner.builder(root.toString()).caps(CapsMechanism.PROC_SAMPLER).build();
     long start = System.nanoTime();
     SandboxException e =
-        thrown(
+        Thrown.sandbox(
             () ->
                 r.exec(
                     "sh",
@@ -234,7 +226,7 @@ class LocalRunnerCapsTest {
     assertThat(e.getMessage()).contains("cpu");
     assertThat((System.nanoTime() - start) / 1_000_000).isLessThan(1_500);
     SandboxException pids =
-        thrown(
+        Thrown.sandbox(
             () ->
                 r.exec(
                     "true",
@@ -248,7 +240,7 @@ class LocalRunnerCapsTest {
     LocalRunner r = LocalRunner.builder(root.toString()).caps(CapsMechanism.NONE).build();
     assertThat(r.enforcement().memoryCap()).isFalse();
     SandboxException e =
-        thrown(
+        Thrown.sandbox(
             () ->
                 r.exec(
                     "true",
@@ -271,7 +263,7 @@ class LocalRunnerCapsTest {
                 List.of(),
                 caps(ResourceLimits.builder().cpuMillicores(500).build(), Duration.ofSeconds(5)));
         case 2 ->
-            thrown(
+            Thrown.sandbox(
                 () ->
                     r.exec(
                         "sleep",
@@ -280,7 +272,7 @@ class LocalRunnerCapsTest {
                             ResourceLimits.builder().cpuMillicores(500).build(),
                             Duration.ofMillis(5))));
         default ->
-            thrown(
+            Thrown.sandbox(
                 () ->
                     r.exec(
                         "sh",
@@ -334,7 +326,8 @@ class LocalRunnerCapsTest {
 
     // Lowered again: 128 MiB no longer fits under 64 MiB.
     SandboxException lowered =
-        thrown(() -> r.exec("sh", List.of("-c", allocate128), caps(small, Duration.ofSeconds(30))));
+        Thrown.sandbox(
+            () -> r.exec("sh", List.of("-c", allocate128), caps(small, Duration.ofSeconds(30))));
     assertThat(lowered.kind()).isEqualTo(Kind.BUDGET_EXCEEDED);
     awaitRecycled();
     // The OOM kill before is not this tree's, whichever cgroup it gets.
@@ -351,10 +344,10 @@ class LocalRunnerCapsTest {
     LocalRunner r = runner(CapsMechanism.CGROUP_V1);
     ExecOptions capped =
         caps(ResourceLimits.builder().memoryBytes(64 * MIB).build(), Duration.ZERO);
-    assertThat(thrown(() -> r.exec("no-such-program-confine", List.of(), capped)).kind())
+    assertThat(Thrown.sandbox(() -> r.exec("no-such-program-confine", List.of(), capped)).kind())
         .isEqualTo(Kind.NOT_FOUND);
     assertThat(
-            thrown(
+            Thrown.sandbox(
                     () ->
                         r.start(
                             dev.confine.session.ProcessSpec.pipes(

@@ -7,6 +7,7 @@ import dev.confine.ExecResult;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
 import dev.confine.host.ExecOutcomes;
+import dev.confine.testing.Thrown;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -62,7 +63,7 @@ class LocalRunnerLifecycleTest {
   void timeoutKillsTheWholeGroupAndReturnsThePartialOutput() {
     long start = System.nanoTime();
     SandboxException e =
-        catchSandbox(
+        Thrown.sandbox(
             () ->
                 runner()
                     .exec(
@@ -111,7 +112,7 @@ class LocalRunnerLifecycleTest {
   void alreadyInterruptedCallerIsAbortedPromptly() {
     Thread.currentThread().interrupt();
     try {
-      SandboxException e = catchSandbox(() -> runner().exec("sleep", List.of("10"), null));
+      SandboxException e = Thrown.sandbox(() -> runner().exec("sleep", List.of("10"), null));
       assertThat(e.kind()).isEqualTo(Kind.ABORTED);
       assertThat(Thread.currentThread().isInterrupted()).isTrue();
     } finally {
@@ -179,18 +180,5 @@ class LocalRunnerLifecycleTest {
   @Test
   void aProgramThatLeavesNothingBehindIsNotFlagged() {
     assertThat(runner().exec("true", List.of(), null).leftoversKilled()).isFalse();
-  }
-
-  private interface Call {
-    void run();
-  }
-
-  private static SandboxException catchSandbox(Call call) {
-    try {
-      call.run();
-    } catch (SandboxException e) {
-      return e;
-    }
-    throw new AssertionError("expected a SandboxException");
   }
 }

@@ -14,6 +14,7 @@ import dev.confine.PathTraversalException;
 import dev.confine.ResourceLimits;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
+import dev.confine.testing.Thrown;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -23,7 +24,6 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -36,17 +36,6 @@ class LocalRunnerTest {
 
   private static ExecOptions.Builder opts() {
     return ExecOptions.builder();
-  }
-
-  private static SandboxException thrown(ThrowingCallable call) {
-    try {
-      call.call();
-    } catch (SandboxException e) {
-      return e;
-    } catch (Throwable t) {
-      throw new AssertionError("expected a SandboxException, got " + t, t);
-    }
-    throw new AssertionError("expected a SandboxException, got none");
   }
 
   @Test
@@ -237,7 +226,7 @@ class LocalRunnerTest {
       Files.createSymbolicLink(root.resolve("out"), outside);
       for (String wd : List.of("../../../tmp", "/tmp", "out", "out/newdir")) {
         SandboxException e =
-            thrown(() -> runner().exec("true", List.of(), opts().workDir(wd).build()));
+            Thrown.sandbox(() -> runner().exec("true", List.of(), opts().workDir(wd).build()));
         assertThat(e).isInstanceOf(PathTraversalException.class);
         assertThat(e.kind()).isEqualTo(Kind.FORBIDDEN);
       }
@@ -250,7 +239,7 @@ class LocalRunnerTest {
   @Test
   void aMissingWorkDirInsideTheRootFailsAtSpawnAsInternal() {
     SandboxException e =
-        thrown(() -> runner().exec("true", List.of(), opts().workDir("missing").build()));
+        Thrown.sandbox(() -> runner().exec("true", List.of(), opts().workDir("missing").build()));
     assertThat(e.kind()).isEqualTo(Kind.INTERNAL);
     assertThat(e.getMessage()).contains("chdir").contains("no such file");
     assertThat(e.partialResult()).isEmpty();
@@ -258,17 +247,17 @@ class LocalRunnerTest {
 
   @Test
   void executableLookupIsClassifiedExactly() throws IOException {
-    assertThat(thrown(() -> runner().exec("no-such-program-xyz", List.of(), null)).kind())
+    assertThat(Thrown.sandbox(() -> runner().exec("no-such-program-xyz", List.of(), null)).kind())
         .isEqualTo(Kind.NOT_FOUND);
-    assertThat(thrown(() -> runner().exec("/no/such/bin", List.of(), null)).kind())
+    assertThat(Thrown.sandbox(() -> runner().exec("/no/such/bin", List.of(), null)).kind())
         .isEqualTo(Kind.NOT_FOUND);
     Path plain = Files.writeString(root.resolve("plain.sh"), "#!/bin/sh\necho hi\n");
     Files.setPosixFilePermissions(plain, PosixFilePermissions.fromString("rw-r--r--"));
     if (!isRoot()) {
-      assertThat(thrown(() -> runner().exec(plain.toString(), List.of(), null)).kind())
+      assertThat(Thrown.sandbox(() -> runner().exec(plain.toString(), List.of(), null)).kind())
           .isEqualTo(Kind.FORBIDDEN);
     }
-    assertThat(thrown(() -> runner().exec("/tmp", List.of(), null)).kind())
+    assertThat(Thrown.sandbox(() -> runner().exec("/tmp", List.of(), null)).kind())
         .isEqualTo(Kind.FORBIDDEN);
     Files.setPosixFilePermissions(plain, PosixFilePermissions.fromString("rwxr-xr-x"));
     assertThat(runner().exec("./plain.sh", List.of(), null).stdoutText()).isEqualTo("hi\n");
@@ -279,7 +268,7 @@ class LocalRunnerTest {
     // access(X_OK) succeeds for root when any execute bit is set; with none it fails for root too.
     Path plain = Files.writeString(root.resolve("data.txt"), "not a program\n");
     Files.setPosixFilePermissions(plain, PosixFilePermissions.fromString("rw-rw-rw-"));
-    SandboxException e = thrown(() -> runner().exec(plain.toString(), List.of(), null));
+    SandboxException e = Thrown.sandbox(() -> runner().exec(plain.toString(), List.of(), null));
     assertThat(e.kind()).isEqualTo(Kind.FORBIDDEN);
     assertThat(e.getMessage()).contains("permission denied");
   }
@@ -299,7 +288,7 @@ class LocalRunnerTest {
   @Test
   void policiesThisRunnerCannotEnforceAreNotAvailableBeforeAnythingRuns() {
     ExecOptions net = opts().net(NetPolicy.denyAll()).workDir("/etc").build();
-    SandboxException n = thrown(() -> runner().exec("true", List.of(), net));
+    SandboxException n = Thrown.sandbox(() -> runner().exec("true", List.of(), net));
     assertThat(n.kind()).isEqualTo(Kind.NOT_AVAILABLE);
     assertThat(n.getMessage()).contains("net policy");
 
@@ -310,7 +299,7 @@ class LocalRunnerTest {
             ResourceLimits.builder().maxProcesses(4).build(),
             ResourceLimits.builder().cpuMillicores(100).build())) {
       SandboxException e =
-          thrown(
+          Thrown.sandbox(
               () ->
                   withoutCaps()
                       .exec(
@@ -320,7 +309,7 @@ class LocalRunnerTest {
       assertThat(e.kind()).as(caps.toString()).isEqualTo(Kind.NOT_AVAILABLE);
     }
     assertThat(
-            thrown(
+            Thrown.sandbox(
                     () ->
                         runner()
                             .exec(
@@ -342,7 +331,7 @@ class LocalRunnerTest {
   @Test
   void aDiskQuotaIsNotAvailableWhateverTheCaps() {
     SandboxException e =
-        thrown(
+        Thrown.sandbox(
             () ->
                 runner()
                     .exec(
@@ -355,7 +344,7 @@ class LocalRunnerTest {
 
   @Test
   void anEmptyRootIsAValidationError() {
-    assertThat(thrown(() -> LocalRunner.create("")).kind()).isEqualTo(Kind.VALIDATION);
+    assertThat(Thrown.sandbox(() -> LocalRunner.create("")).kind()).isEqualTo(Kind.VALIDATION);
   }
 
   @Test

@@ -8,6 +8,7 @@ import dev.confine.ExecResult;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
 import dev.confine.testing.OpenFds;
+import dev.confine.testing.Thrown;
 import java.io.ByteArrayInputStream;
 import java.io.FileInputStream;
 import java.io.IOException;
@@ -93,15 +94,6 @@ class StdinStreamExecTest {
       Thread.sleep(10);
     }
     assertThat(pumps()).as("stdin pump threads still running").isEmpty();
-  }
-
-  private static SandboxException thrown(Runnable call) {
-    try {
-      call.run();
-    } catch (SandboxException e) {
-      return e;
-    }
-    throw new AssertionError("expected a SandboxException");
   }
 
   @Test
@@ -224,7 +216,7 @@ class StdinStreamExecTest {
     long fdsBefore = OpenFds.settled();
     long start = System.nanoTime();
     SandboxException e =
-        thrown(
+        Thrown.sandbox(
             () ->
                 runner()
                     .exec(
@@ -252,7 +244,7 @@ class StdinStreamExecTest {
     try {
       InputStream never = Channels.newInputStream(pipe.source());
       SandboxException e =
-          thrown(
+          Thrown.sandbox(
               () ->
                   runner()
                       .exec(
@@ -291,7 +283,7 @@ class StdinStreamExecTest {
             return 1;
           }
         };
-    SandboxException e = thrown(() -> runner().exec("cat", List.of(), stdin(failing)));
+    SandboxException e = Thrown.sandbox(() -> runner().exec("cat", List.of(), stdin(failing)));
     assertThat(e.kind()).isEqualTo(Kind.INTERNAL);
     assertThat(e.getMessage())
         .isEqualTo(
