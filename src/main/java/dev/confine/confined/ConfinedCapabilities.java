@@ -24,19 +24,11 @@ import java.util.Optional;
  */
 final class ConfinedCapabilities {
   private final ConfinedRunner runner;
-  private final Path root;
-  private final List<String> writablePaths;
-  private final boolean rootless;
-  private final boolean readOnlyHost;
   private final Credentials.User user; // null: this JVM's user
   private final CapsPlan caps;
 
   ConfinedCapabilities(ConfinedRunner runner, Credentials.User user, CapsPlan caps) {
     this.runner = runner;
-    this.root = runner.root();
-    this.writablePaths = runner.writablePaths();
-    this.rootless = runner.rootless();
-    this.readOnlyHost = runner.readOnlyHost();
     this.user = user;
     this.caps = caps;
   }
@@ -70,12 +62,12 @@ final class ConfinedCapabilities {
                 "Landlock ABI "
                     + abi
                     + ": writes only beneath the root ("
-                    + root
+                    + runner.root()
                     + ")"
-                    + (writablePaths.isEmpty()
+                    + (runner.writablePaths().isEmpty()
                         ? ""
                         : ", the writable paths (resolved: "
-                            + String.join(", ", writablePaths)
+                            + String.join(", ", runner.writablePaths())
                             + ")")
                     + ", "
                     + String.join(", ", DEVICES)
@@ -171,7 +163,7 @@ final class ConfinedCapabilities {
   /** Whether a writable path holds (part of) the cgroup filesystem. */
   private boolean childrenCanWriteCgroups() {
     Path cgroupFs = Path.of("/sys/fs/cgroup");
-    for (String w : union(root, writablePaths)) {
+    for (String w : union(runner.root(), runner.writablePaths())) {
       Path p = Path.of(w);
       if (p.startsWith(cgroupFs) || cgroupFs.startsWith(p)) {
         return true;
@@ -252,7 +244,7 @@ final class ConfinedCapabilities {
               + " setns out; unix sockets on the filesystem (host daemons') stay reachable");
     }
     String whyNoNamespace =
-        rootless
+        runner.rootless()
             ? "rootless forced"
             : ThreadNamespaces.networkAvailability().unavailabilityCause().orElse("unavailable");
     return new Capability(
@@ -272,7 +264,7 @@ final class ConfinedCapabilities {
     if (none != null) {
       return new Capability(Dimension.READ_ONLY_HOST, false, none);
     }
-    if (rootless) {
+    if (runner.rootless()) {
       return new Capability(
           Dimension.READ_ONLY_HOST,
           false,
@@ -283,7 +275,7 @@ final class ConfinedCapabilities {
       return new Capability(
           Dimension.READ_ONLY_HOST, false, "needs a private mount namespace: " + cause.get());
     }
-    if (!readOnlyHost) {
+    if (!runner.readOnlyHost()) {
       return new Capability(
           Dimension.READ_ONLY_HOST,
           false,
