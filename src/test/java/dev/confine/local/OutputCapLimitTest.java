@@ -12,6 +12,7 @@ import dev.confine.confined.ConfinedRunner;
 import dev.confine.host.ExecOutcomes;
 import dev.confine.linux.Landlock;
 import dev.confine.testing.HostRequirements;
+import dev.confine.testing.Thrown;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.stream.Stream;
@@ -55,12 +56,7 @@ class OutputCapLimitTest {
   }
 
   private static SandboxException refused(Runner runner, ExecOptions options) {
-    try {
-      runner.exec("touch", List.of("ran"), options);
-    } catch (SandboxException e) {
-      return e;
-    }
-    throw new AssertionError("expected a refusal");
+    return Thrown.sandbox(() -> runner.exec("touch", List.of("ran"), options));
   }
 
   @ParameterizedTest

@@ -16,6 +16,7 @@ import dev.confine.session.ProcessManager;
 import dev.confine.session.ProcessSession;
 import dev.confine.session.ProcessSpec;
 import dev.confine.testing.HostRequirements;
+import dev.confine.testing.Thrown;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -118,7 +119,7 @@ public abstract class TreeKillScenariosTest {
   void theReviewersSetsidEscapeeIsDeadAtTheTimeout() throws Exception {
     // confine exec --timeout 1s -- sh -c 'setsid sleep 137 & sleep 100'
     SandboxException e =
-        thrown(
+        Thrown.sandbox(
             () ->
                 runner()
                     .exec(
@@ -217,7 +218,7 @@ public abstract class TreeKillScenariosTest {
     // still alive) and keeps going until it is killed: whatever it forks during the kill must go
     // too.
     SandboxException e =
-        thrown(
+        Thrown.sandbox(
             () ->
                 runner()
                     .exec(
@@ -385,14 +386,5 @@ public abstract class TreeKillScenariosTest {
       }
     }
     return out;
-  }
-
-  static SandboxException thrown(Runnable call) {
-    try {
-      call.run();
-    } catch (SandboxException e) {
-      return e;
-    }
-    throw new AssertionError("expected a SandboxException");
   }
 }
