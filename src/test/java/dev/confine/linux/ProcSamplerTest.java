@@ -331,16 +331,21 @@ class ProcSamplerTest {
   }
 
   @Test
-  void aSessionAMemberMadeAfterItWasFirstSeenIsTracked() throws Exception {
+  void aSessionAMemberMadeAfterItWasFirstSeenIsTracked(@TempDir Path dir) throws Exception {
     // Seen first in the leader's session, it calls setsid later: its session is tracked from the
-    // sample that sees it as a session leader. It waits a second first, so that a loaded machine
-    // still samples it before the setsid.
+    // sample that sees it as a session leader. It waits on a fifo (a builtin read, so no process of
+    // its own) until the test has sampled it, however loaded the machine is.
+    Path gate = dir.resolve("gate");
+    assertThat(new ProcessBuilder("mkfifo", gate.toString()).start().waitFor()).isZero();
     try (SpawnedTree tree =
         SpawnedTree.shell(
-            "sh -c 'sleep 1; exec setsid sh -c \"echo escapee \\$\\$; (sleep 600 &"
+            "sh -c 'read go < "
+                + gate
+                + "; exec setsid sh -c \"echo escapee \\$\\$; (sleep 600 &"
                 + " echo orphan \\$!); exec sleep 600\"' & exec sleep 600")) {
       ProcSampler sampler = new ProcSampler(tree.pid());
       SpawnedTree.await(() -> sample(sampler).members() == 2, WAIT, "the child seen");
+      Files.writeString(gate, "go\n");
       String out = tree.awaitStdout("orphan", WAIT);
       int orphan = pidAfter(out, "orphan");
       killAfter(pidAfter(out, "escapee"), orphan);
