@@ -3,7 +3,7 @@ package dev.confine.cli;
 import dev.confine.CapsMechanism;
 import dev.confine.SandboxException;
 import dev.confine.confined.ConfinedRunner;
-import dev.confine.linux.Users;
+import dev.confine.linux.sys.Users;
 import java.util.Locale;
 import java.util.Optional;
 import picocli.CommandLine.ITypeConverter;

@@ -4,8 +4,8 @@ import static java.nio.file.LinkOption.NOFOLLOW_LINKS;
 
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
-import dev.confine.linux.Credentials;
-import dev.confine.linux.Directories;
+import dev.confine.linux.confinement.Credentials;
+import dev.confine.linux.sys.Directories;
 import java.io.IOException;
 import java.nio.file.DirectoryIteratorException;
 import java.nio.file.DirectoryStream;

@@ -4,7 +4,7 @@ import dev.confine.PathTraversalException;
 import dev.confine.RootedPaths;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
-import dev.confine.linux.WorkDirectory;
+import dev.confine.linux.spawn.WorkDirectory;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

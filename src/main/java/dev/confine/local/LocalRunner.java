@@ -21,7 +21,7 @@ import dev.confine.host.ExecPolicy;
 import dev.confine.host.HostEnvironment;
 import dev.confine.host.ProcessRegistry;
 import dev.confine.host.WorkDir;
-import dev.confine.linux.NativeAccess;
+import dev.confine.linux.sys.NativeAccess;
 import dev.confine.session.ProcessInfo;
 import dev.confine.session.ProcessManager;
 import dev.confine.session.ProcessSession;

@@ -3,7 +3,7 @@ package dev.confine.build;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.confine.linux.NativeAccess;
+import dev.confine.linux.sys.NativeAccess;
 import dev.confine.testing.ForkedJvm;
 import dev.confine.testing.HostRequirements;
 import java.io.IOException;

@@ -6,7 +6,7 @@ import static dev.confine.testing.RawBytes.concat;
 import static dev.confine.testing.RawBytes.utf8;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.confine.linux.Landlock;
+import dev.confine.linux.confinement.Landlock;
 import dev.confine.testing.HostRequirements;
 import dev.confine.testing.RawBytes;
 import java.io.IOException;

@@ -61,7 +61,8 @@ class ShellCommandTest {
   @org.junit.jupiter.api.Tag("confinement")
   void confinedShellsWriteOnlyInsideTheRoot(@TempDir Path outside) {
     dev.confine.testing.HostRequirements.require(
-        dev.confine.linux.Landlock.availability().isAvailable(), "Landlock is not available here");
+        dev.confine.linux.confinement.Landlock.availability().isAvailable(),
+        "Landlock is not available here");
     Run r =
         run(
             "",

@@ -6,7 +6,7 @@ import dev.confine.ExecOptions;
 import dev.confine.ExecResult;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
-import dev.confine.linux.Landlock;
+import dev.confine.linux.confinement.Landlock;
 import dev.confine.testing.HostRequirements;
 import dev.confine.testing.OpenFds;
 import dev.confine.testing.Thrown;

@@ -10,7 +10,7 @@ import dev.confine.ExecOptions;
 import dev.confine.ExecResult;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
-import dev.confine.linux.Landlock;
+import dev.confine.linux.confinement.Landlock;
 import dev.confine.session.ProcessExit;
 import dev.confine.session.ProcessSession;
 import dev.confine.session.ProcessSpec;

@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.confine.ExecOptions;
 import dev.confine.NetPolicy;
-import dev.confine.linux.Landlock;
+import dev.confine.linux.confinement.Landlock;
 import dev.confine.session.ProcessExit;
 import dev.confine.session.ProcessManager;
 import dev.confine.session.ProcessSession;

@@ -3,7 +3,7 @@ package dev.confine.confined;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.confine.ExecOptions;
-import dev.confine.linux.Landlock;
+import dev.confine.linux.confinement.Landlock;
 import dev.confine.session.ProcessSession;
 import dev.confine.session.ProcessSpec;
 import dev.confine.testing.HostRequirements;

@@ -9,7 +9,7 @@ import dev.confine.ExecResult;
 import dev.confine.ResourceLimits;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
-import dev.confine.linux.Spawner;
+import dev.confine.linux.spawn.Spawner;
 import dev.confine.testing.HostRequirements;
 import java.nio.file.Path;
 import java.time.Duration;

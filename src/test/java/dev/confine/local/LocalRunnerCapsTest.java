@@ -282,9 +282,10 @@ class LocalRunnerCapsTest {
                             Duration.ofMillis(20))));
       }
     }
-    assertThat(dev.confine.linux.CgroupJanitor.awaitIdle(Duration.ofSeconds(10))).isTrue();
+    assertThat(dev.confine.linux.cgroup.CgroupJanitor.awaitIdle(Duration.ofSeconds(10))).isTrue();
     // What is left are the idle cgroups kept for reuse, bounded; removing them leaves nothing.
-    assertThat(TreeCgroups.distinct()).isLessThanOrEqualTo(dev.confine.linux.CgroupPool.MAX_IDLE);
+    assertThat(TreeCgroups.distinct())
+        .isLessThanOrEqualTo(dev.confine.linux.cgroup.CgroupPool.MAX_IDLE);
     assertThat(TreeCgroups.leftBehind()).isEmpty();
   }
 
@@ -336,7 +337,7 @@ class LocalRunnerCapsTest {
   }
 
   private static void awaitRecycled() throws InterruptedException {
-    assertThat(dev.confine.linux.CgroupJanitor.awaitIdle(Duration.ofSeconds(10))).isTrue();
+    assertThat(dev.confine.linux.cgroup.CgroupJanitor.awaitIdle(Duration.ofSeconds(10))).isTrue();
   }
 
   @Test

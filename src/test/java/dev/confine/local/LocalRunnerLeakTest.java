@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.confine.ExecOptions;
 import dev.confine.SandboxException;
-import dev.confine.linux.EventLoop;
+import dev.confine.linux.loop.EventLoop;
 import dev.confine.testing.OpenFds;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;

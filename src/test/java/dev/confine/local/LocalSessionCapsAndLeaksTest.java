@@ -8,7 +8,7 @@ import dev.confine.CapsMechanism;
 import dev.confine.ExecOptions;
 import dev.confine.ResourceLimits;
 import dev.confine.SandboxException.Kind;
-import dev.confine.linux.EventLoop;
+import dev.confine.linux.loop.EventLoop;
 import dev.confine.session.ProcessExit;
 import dev.confine.session.ProcessSession;
 import dev.confine.session.ProcessSpec;

@@ -10,7 +10,7 @@ import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
 import dev.confine.confined.ConfinedRunner;
 import dev.confine.host.ExecOutcomes;
-import dev.confine.linux.Landlock;
+import dev.confine.linux.confinement.Landlock;
 import dev.confine.testing.HostRequirements;
 import dev.confine.testing.Thrown;
 import java.nio.file.Path;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.confine.ExecOptions;
 import dev.confine.ResourceLimits;
-import dev.confine.linux.EventLoop;
+import dev.confine.linux.loop.EventLoop;
 import dev.confine.session.EventStream;
 import dev.confine.session.OutputChunk;
 import dev.confine.session.ProcessEvent;

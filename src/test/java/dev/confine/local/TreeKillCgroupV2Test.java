@@ -1,7 +1,7 @@
 package dev.confine.local;
 
 import dev.confine.CapsMechanism;
-import dev.confine.linux.Spawner;
+import dev.confine.linux.spawn.Spawner;
 
 /**
  * {@link TreeKillScenariosTest} under cgroup v2 ({@code cgroup.kill}, which even a v2 hierarchy

@@ -1,6 +1,6 @@
 package dev.confine.local;
 
-import dev.confine.linux.Spawner;
+import dev.confine.linux.spawn.Spawner;
 import dev.confine.testing.HostRequirements;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;

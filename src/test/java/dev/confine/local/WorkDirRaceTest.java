@@ -12,7 +12,7 @@ import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
 import dev.confine.host.ExecOutcomes;
 import dev.confine.host.WorkDir;
-import dev.confine.linux.TreeGuard;
+import dev.confine.linux.tree.TreeGuard;
 import dev.confine.session.ProcessSession;
 import dev.confine.session.ProcessSpec;
 import dev.confine.testing.WorkDirFlipper;

@@ -1,6 +1,6 @@
 package dev.confine.testing;
 
-import dev.confine.linux.Availability;
+import dev.confine.linux.sys.Availability;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -2,8 +2,8 @@ package dev.confine.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.confine.linux.CgroupJanitor;
-import dev.confine.linux.Cgroups;
+import dev.confine.linux.cgroup.CgroupJanitor;
+import dev.confine.linux.cgroup.Cgroups;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;

@@ -1,8 +1,8 @@
 package dev.confine.bench;
 
-import dev.confine.linux.Execution;
-import dev.confine.linux.ProcSampler;
-import dev.confine.linux.SpawnSpec;
+import dev.confine.linux.child.Execution;
+import dev.confine.linux.proc.ProcSampler;
+import dev.confine.linux.spawn.SpawnSpec;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
