@@ -5,6 +5,7 @@ import dev.confine.RootedPaths;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
 import dev.confine.linux.spawn.WorkDirectory;
+import dev.confine.linux.sys.Errno;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -35,13 +36,6 @@ import java.nio.file.Path;
  * @param shown the directory as messages show it
  */
 public record WorkDir(Path root, String named, String beneath, String shown) {
-  // errno values; the engine's bindings are not for backends
-  private static final int ENOENT = 2;
-  private static final int EACCES = 13;
-  private static final int EXDEV = 18;
-  private static final int ENOTDIR = 20;
-  private static final int ELOOP = 40;
-
   private static final boolean NIO_IS_UTF8 =
       Charset.forName(System.getProperty("sun.jnu.encoding", "UTF-8"), StandardCharsets.UTF_8)
           .equals(StandardCharsets.UTF_8);
@@ -122,8 +116,9 @@ public record WorkDir(Path root, String named, String beneath, String shown) {
 
   private SandboxException refusal(String cmd, WorkDirectory.OpenFailed e) {
     String prefix = "exec " + cmd + ": ";
+    Errno.Meaning meaning = Errno.meaning(e.errno());
     if (e.part() == WorkDirectory.Part.ROOT) {
-      if (e.errno() == ELOOP) {
+      if (meaning == Errno.Meaning.SYMLINK) {
         return SandboxException.of(
             Kind.FORBIDDEN,
             prefix
@@ -134,13 +129,13 @@ public record WorkDir(Path root, String named, String beneath, String shown) {
             e);
       }
       return SandboxException.of(
-          Kind.INTERNAL, prefix + "chdir " + root + ": " + reason(e.errno()), e);
+          Kind.INTERNAL, prefix + "chdir " + root + ": " + Errno.describe(e.errno()), e);
     }
-    if (e.errno() == EXDEV) {
+    if (meaning == Errno.Meaning.ESCAPES) {
       // What the check says of the tree as the open found it.
       return new PathTraversalException(named, root.toString());
     }
-    if (e.errno() == ELOOP && !WorkDirectory.usesOpenat2()) {
+    if (meaning == Errno.Meaning.SYMLINK && !WorkDirectory.usesOpenat2()) {
       return SandboxException.of(
           Kind.FORBIDDEN,
           prefix
@@ -151,18 +146,8 @@ public record WorkDir(Path root, String named, String beneath, String shown) {
           e);
     }
     return SandboxException.of(
-        e.errno() == EACCES ? Kind.FORBIDDEN : Kind.INTERNAL,
-        prefix + "chdir " + shown + ": " + reason(e.errno()),
+        meaning == Errno.Meaning.PERMISSION ? Kind.FORBIDDEN : Kind.INTERNAL,
+        prefix + "chdir " + shown + ": " + Errno.describe(e.errno()),
         e);
-  }
-
-  private static String reason(int errno) {
-    return switch (errno) {
-      case ENOENT -> "no such file or directory";
-      case ENOTDIR -> "not a directory";
-      case EACCES -> "permission denied";
-      case ELOOP -> "too many levels of symbolic links";
-      default -> "errno " + errno;
-    };
   }
 }
