@@ -5,7 +5,7 @@ import static dev.confine.confined.ConfinedRunner.confinement;
 
 import dev.confine.Capability;
 import dev.confine.Capability.Dimension;
-import dev.confine.host.CapsPlan;
+import dev.confine.linux.Caps;
 import dev.confine.linux.confinement.ConfinementThreads.Network;
 import dev.confine.linux.confinement.Credentials;
 import dev.confine.linux.confinement.Landlock;
@@ -25,9 +25,9 @@ import java.util.Optional;
 final class ConfinedCapabilities {
   private final ConfinedRunner runner;
   private final Credentials.User user; // null: this JVM's user
-  private final CapsPlan caps;
+  private final Caps caps;
 
-  ConfinedCapabilities(ConfinedRunner runner, Credentials.User user, CapsPlan caps) {
+  ConfinedCapabilities(ConfinedRunner runner, Credentials.User user, Caps caps) {
     this.runner = runner;
     this.user = user;
     this.caps = caps;

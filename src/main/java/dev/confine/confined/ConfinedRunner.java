@@ -13,13 +13,13 @@ import dev.confine.RootedPaths;
 import dev.confine.Runner;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
-import dev.confine.host.CapsPlan;
-import dev.confine.host.EngineSession;
-import dev.confine.host.ExecOutcomes;
 import dev.confine.host.ExecPolicy;
 import dev.confine.host.HostEnvironment;
+import dev.confine.host.HostExec;
+import dev.confine.host.HostSession;
 import dev.confine.host.ProcessRegistry;
 import dev.confine.host.WorkDir;
+import dev.confine.linux.Caps;
 import dev.confine.linux.confinement.ConfinementException;
 import dev.confine.linux.confinement.ConfinementThreads;
 import dev.confine.linux.confinement.ConfinementThreads.Confinement;
@@ -113,7 +113,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
   private final boolean readOnlyHost;
   private final Credentials.User user; // null: this JVM's user
   private final ScratchDirectories scratch;
-  private final CapsPlan caps;
+  private final Caps caps;
   private final long defaultMaxOutputBytes;
   private final HostEnvironment hostEnvironment;
   private final Enforcement enforcement;
@@ -130,7 +130,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
       boolean readOnlyHost,
       Credentials.User user,
       ScratchDirectories scratch,
-      CapsPlan caps,
+      Caps caps,
       long defaultMaxOutputBytes,
       Supplier<Map<String, String>> hostEnvironment) {
     this.caps = caps;
@@ -233,18 +233,18 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
     String cmd = request.command();
     long deadline =
         opts.hasTimeout()
-            ? ExecOutcomes.saturatedDeadline(System.nanoTime(), opts.timeout())
+            ? HostExec.saturatedDeadline(System.nanoTime(), opts.timeout())
             : Long.MAX_VALUE;
     Confinement confinement = confinement(checkPolicy(opts));
-    WorkDir workDir = ExecOutcomes.workDir(root, cmd, opts);
+    WorkDir workDir = HostExec.workDir(root, cmd, opts);
     TreeGuard guard = ConfinementThreads.guard(confinement, caps.guardFor(cmd, opts));
     Path tmp = takeScratch(cmd, guard);
     try {
-      return ExecOutcomes.run(
+      return HostExec.run(
           request,
           workDir,
           environment(opts, tmp),
-          ExecOutcomes.outputCap(opts, defaultMaxOutputBytes),
+          HostExec.outputCap(opts, defaultMaxOutputBytes),
           guard,
           deadline);
     } catch (ConfinementException e) {
@@ -285,20 +285,20 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
   }
 
   private ProcessSession startSession(ProcessSpec spec) {
-    ExecRequest request = EngineSession.request(spec);
+    ExecRequest request = HostSession.request(spec);
     ExecOptions opts = request.options();
     String cmd = request.command();
     Confinement confinement = confinement(checkPolicy(opts));
-    WorkDir workDir = ExecOutcomes.workDir(root, cmd, opts);
+    WorkDir workDir = HostExec.workDir(root, cmd, opts);
     TreeGuard guard = ConfinementThreads.guard(confinement, caps.guardFor(cmd, opts));
     Path tmp = takeScratch(cmd, guard);
     try {
-      return EngineSession.start(
+      return HostSession.start(
           spec,
           workDir,
           environment(opts, tmp),
           guard,
-          ExecOutcomes.outputCap(opts, defaultMaxOutputBytes),
+          HostExec.outputCap(opts, defaultMaxOutputBytes),
           () -> scratch.giveBack(tmp, guard.holdsEveryProcess()));
     } catch (ConfinementException e) {
       scratch.giveBack(tmp, false);
@@ -389,7 +389,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
     private Credentials.User user;
     private CapsMechanism caps = CapsMechanism.AUTO;
     private String cgroupParent;
-    private long maxOutputBytes = ExecOutcomes.DEFAULT_MAX_OUTPUT_BYTES;
+    private long maxOutputBytes = HostExec.DEFAULT_MAX_OUTPUT_BYTES;
     private Supplier<Map<String, String>> hostEnvironment = HostEnvironment::ofThisProcess;
 
     private Builder(String rootDir) {
@@ -592,8 +592,8 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
           user,
           scratch,
           NativeAccess.availability().isAvailable()
-              ? CapsPlan.of(caps, cgroupParent)
-              : CapsPlan.unavailable("the engine cannot run here"),
+              ? Caps.of(caps, cgroupParent)
+              : Caps.unavailable("the engine cannot run here"),
           maxOutputBytes,
           hostEnvironment);
     }

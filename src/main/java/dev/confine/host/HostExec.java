@@ -6,12 +6,15 @@ import dev.confine.ExecResult;
 import dev.confine.ResourceUsage;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
-import dev.confine.linux.child.Completion;
-import dev.confine.linux.child.Execution;
+import dev.confine.linux.Engine;
+import dev.confine.linux.child.Captured;
+import dev.confine.linux.child.ChildOutcome;
+import dev.confine.linux.child.ChildSpec;
 import dev.confine.linux.spawn.ExecutableLookup;
 import dev.confine.linux.spawn.SpawnSpec;
 import dev.confine.linux.spawn.WorkDirectory;
 import dev.confine.linux.sys.EngineException;
+import dev.confine.linux.sys.Errno;
 import dev.confine.linux.sys.ErrnoException;
 import dev.confine.linux.tree.TreeGuard;
 import dev.confine.linux.tree.TreeUsage;
@@ -21,18 +24,16 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * How an exec on the engine turns into an {@link ExecResult} or a {@link SandboxException}: shared
- * by the runners that run host processes ({@code LocalRunner}, {@code ConfinedRunner}). Internal,
- * not API.
+ * The exec pipeline of the runners that run host processes ({@code LocalRunner}, {@code
+ * ConfinedRunner}): the checked request in, the working directory opened and the program found, one
+ * {@link Engine#run} with the runner's guard, and the {@link ExecResult} or {@link
+ * SandboxException} out.
  */
-public final class ExecOutcomes {
+public final class HostExec {
   /** The default capture cap per stream, for every backend: 10 MiB. */
   public static final long DEFAULT_MAX_OUTPUT_BYTES = 10L << 20;
 
-  /** How long output may keep flowing after the leader exits (or is killed). */
-  public static final Duration DRAIN = Duration.ofSeconds(2);
-
-  private ExecOutcomes() {}
+  private HostExec() {}
 
   /**
    * Checks the working directory for {@code cmd}: see {@link WorkDir#check}.
@@ -57,11 +58,12 @@ public final class ExecOutcomes {
   }
 
   /**
-   * Spawns under {@code guard} (which it owns: closed however the exec ends, a program that cannot
-   * be found or a refused output cap included), waits as an exec does and classifies the outcome.
-   * Spawn failures are classified here; a failure of another type from the guard's spawn (a
-   * confinement that could not be applied, say) propagates for the caller to classify. The result's
-   * wall time runs from this call to the result, the drain and the tree's kill included.
+   * Runs {@code request} on the engine under {@code guard} (which it owns: closed however the exec
+   * ends, a program that cannot be found or a refused output cap included) and maps how it ended to
+   * a result or an error ({@link Outcomes}). Spawn failures are classified here; a failure of
+   * another type from the guard's spawn (a confinement that could not be applied, say) propagates
+   * for the caller to classify. The result's wall time runs from this call to the result, the drain
+   * and the tree's kill included.
    *
    * @param outputCap the capture cap per stream ({@link #outputCap}); {@link Long#MAX_VALUE} (a
    *     runner built without one) keeps what this JVM can capture, {@link #captureCap}
@@ -98,28 +100,28 @@ public final class ExecOutcomes {
       guard.close(); // nothing was spawned: a cgroup made for this exec goes at once
       throw e;
     }
-    Execution execution;
-    Completion done;
     // Open until the exec is over; a spawn still using it then closes it when it ends.
     try (dir) {
-      SpawnSpec spec = new SpawnSpec(executable, argv, env, dir, opts.hasStdin());
-      execution =
-          opts.stdinStream() != null
-              ? Execution.startStreaming(spec, opts.stdinStream(), cap, guard)
-              : Execution.start(spec, opts.stdin(), cap, guard);
-      // A spawn handed to another thread reports its failure from here.
-      done = execution.runToCompletion(deadline, ExecOutcomes.DRAIN.toNanos());
+      ChildSpec spec =
+          new ChildSpec(
+              new SpawnSpec(executable, argv, env, dir, opts.hasStdin()),
+              opts.stdin(),
+              opts.stdinStream(),
+              cap,
+              guard,
+              deadline);
+      // A spawn handed to another thread reports its failure from here as well.
+      return Engine.run(spec, (outcome, output) -> result(cmd, opts, outcome, output, startNanos));
     } catch (ErrnoException e) {
       throw spawnFailure(cmd, e);
     } catch (EngineException e) {
       throw SandboxException.of(Kind.INTERNAL, "exec " + cmd + ": " + e.getMessage(), e);
     }
-    return classify(cmd, opts, execution, done, startNanos);
   }
 
   /**
    * The capture cap an exec runs with: {@code outputCap}, lowered to the most this JVM can capture
-   * ({@link Execution#maxOutputCap()}: the largest Java array or an eighth of the maximum heap,
+   * ({@link Engine#maxOutputCap()}: the largest Java array or an eighth of the maximum heap,
    * whichever is smaller) when it is a runner's default that nobody chose: no cap ({@link
    * Long#MAX_VALUE}) or the built-in 10 MiB on a heap under 80 MiB. The result's truncation flags
    * then say when output went past it.
@@ -129,9 +131,9 @@ public final class ExecOutcomes {
    *     would run out of heap holding it
    */
   public static long captureCap(String cmd, long outputCap, boolean fromCall) {
-    long limit = Execution.maxOutputCap();
+    long limit = Engine.maxOutputCap();
     if (!fromCall
-        && (outputCap == Long.MAX_VALUE || outputCap == ExecOutcomes.DEFAULT_MAX_OUTPUT_BYTES)) {
+        && (outputCap == Long.MAX_VALUE || outputCap == HostExec.DEFAULT_MAX_OUTPUT_BYTES)) {
       return Math.min(outputCap, limit);
     }
     if (outputCap > limit) {
@@ -181,14 +183,10 @@ public final class ExecOutcomes {
         : runnerDefault;
   }
 
+  /** A failed spawn of {@code cmd}, as its errno says ({@link Errno#spawnKind}). */
   public static SandboxException spawnFailure(String cmd, ErrnoException e) {
-    Kind kind =
-        switch (e.errno()) {
-          case 1, 13 -> Kind.FORBIDDEN; // EPERM, EACCES
-          case 2 -> Kind.NOT_FOUND; // ENOENT: vanished between lookup and spawn
-          default -> Kind.INTERNAL;
-        };
-    return SandboxException.of(kind, "exec " + cmd + ": " + e.getMessage(), e);
+    return SandboxException.of(
+        Errno.spawnKind(e.errno()), "exec " + cmd + ": " + e.getMessage(), e);
   }
 
   /**
@@ -197,8 +195,8 @@ public final class ExecOutcomes {
    * @param startNanos when the call began ({@link System#nanoTime()}): its wall time runs from
    *     there to now
    */
-  public static ExecResult classify(
-      String cmd, ExecOptions opts, Execution execution, Completion done, long startNanos) {
+  private static ExecResult result(
+      String cmd, ExecOptions opts, ChildOutcome done, Captured output, long startNanos) {
     TreeUsage u = done.usage();
     ExecResult.Builder b =
         ExecResult.builder()
@@ -210,106 +208,48 @@ public final class ExecOutcomes {
                         u.cpuUserNanos() < 0 ? null : Duration.ofNanos(u.cpuUserNanos()),
                         u.cpuSystemNanos() < 0 ? null : Duration.ofNanos(u.cpuSystemNanos()),
                         u.pidsLimitHit()))
-            .childTime(Duration.ofNanos(execution.childNanos()))
+            .childTime(Duration.ofNanos(output.childNanos()))
             .leftoversKilled(done.leftoversKilled());
-    if (done.exit() != null) {
-      if (done.exit().signaled()) {
-        b.signal(done.exit().signal());
-      } else {
-        b.exitCode(done.exit().code());
-      }
-    } else {
+    if (done.exit() == null) {
       b.exitCode(-1);
+    } else if (done.exit().signaled()) {
+      b.signal(done.exit().signal());
+    } else {
+      b.exitCode(done.exit().code());
     }
-    ExecResult result =
-        execution.handOver(
-            () -> {
-              b.stdout(execution.takeStdout()).stderr(execution.takeStderr());
-              // After the take, which may lose what the heap could not copy.
-              b.stdoutTruncated(execution.stdoutTruncated());
-              b.stderrTruncated(execution.stderrTruncated());
-              // Taken once the output is copied out of the engine: part of the caller's wait.
-              b.wallTime(Duration.ofNanos(System.nanoTime() - startNanos));
-              try {
-                return b.build();
-              } catch (OutOfMemoryError e) {
-                // The result's own copies did not fit (other work filled the heap): a failed array
-                // allocation leaves the heap usable, so this is reported, not thrown as an Error.
-                throw SandboxException.of(
-                    Kind.NOT_AVAILABLE,
-                    "exec "
-                        + cmd
-                        + ": the JVM's heap could not hold the result's copy of the output ("
-                        + (execution.takeStdout().length + (long) execution.takeStderr().length)
-                        + " bytes); the command ran, its output is lost");
-              }
-            });
-    if (done.unenforceable() != null) {
-      throw SandboxException.of(
-          Kind.NOT_AVAILABLE,
-          "resource caps became unenforceable while executing "
-              + cmd
-              + ": "
-              + done.unenforceable().getMessage(),
-          done.unenforceable(),
-          result);
-    }
-    String lost = execution.captureFailure();
-    if (lost != null) {
+    b.stdout(output.takeStdout()).stderr(output.takeStderr());
+    // After the take, which may lose what the heap could not copy.
+    b.stdoutTruncated(output.stdoutTruncated());
+    b.stderrTruncated(output.stderrTruncated());
+    // Taken once the output is copied out of the engine: part of the caller's wait.
+    b.wallTime(Duration.ofNanos(System.nanoTime() - startNanos));
+    ExecResult result;
+    try {
+      result = b.build();
+    } catch (OutOfMemoryError e) {
+      // The result's own copies did not fit (other work filled the heap): a failed array
+      // allocation leaves the heap usable, so this is reported, not thrown as an Error.
       throw SandboxException.of(
           Kind.NOT_AVAILABLE,
           "exec "
               + cmd
-              + ": output capture stopped short of its cap, "
-              + lost
-              + " (the rest was read and dropped); lower maxOutputBytes, run fewer large execs at"
-              + " once or give the JVM more heap",
-          null,
-          result);
+              + ": the JVM's heap could not hold the result's copy of the output ("
+              + (output.takeStdout().length + (long) output.takeStderr().length)
+              + " bytes); the command ran, its output is lost");
     }
-    if (done.exceeded() != null) {
-      throw SandboxException.of(
-          Kind.BUDGET_EXCEEDED,
-          "" + done.exceeded().exceededMessage() + " while executing " + cmd,
-          null,
-          result);
+    SandboxException failure =
+        Outcomes.failure(
+            done,
+            Outcomes.Subject.EXEC,
+            cmd,
+            opts.timeout(),
+            new Outcomes.Extras(
+                output.captureFailure(), output.stdinFailure(), output.stdinWritten()),
+            result);
+    if (failure != null) {
+      throw failure;
     }
-    Throwable stdin = execution.stdinFailure();
-    if (stdin != null && done.ending() == Completion.Ending.EXITED) {
-      throw SandboxException.of(
-          Kind.INTERNAL,
-          "exec "
-              + cmd
-              + ": reading its stdin stream failed after "
-              + execution.stdinWritten()
-              + " bytes ("
-              + stdin
-              + "); the command read end of file there",
-          stdin,
-          result);
-    }
-    switch (done.ending()) {
-      case TIMED_OUT ->
-          throw SandboxException.of(
-              Kind.TIMEOUT,
-              "exec " + cmd + ": deadline exceeded (timeout " + format(opts.timeout()) + ")",
-              null,
-              result);
-      case INTERRUPTED ->
-          throw SandboxException.of(
-              Kind.ABORTED,
-              "exec " + cmd + ": cancelled (the calling thread was interrupted)",
-              null,
-              result);
-      case EXITED -> {
-        if (done.exit() == null) {
-          throw SandboxException.of(
-              Kind.INTERNAL, "exec " + cmd + ": " + execution.reapFailure(), null, result);
-        }
-        return result;
-      }
-    }
-    throw new AssertionError(done.ending());
+    return result;
   }
 
   /** {@code 1.5s}, {@code 250ms}: readable in a message, unlike ISO-8601's PT0.25S. */

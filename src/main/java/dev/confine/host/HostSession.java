@@ -4,6 +4,8 @@ import dev.confine.ExecRequest;
 import dev.confine.ProcessClosedException;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
+import dev.confine.linux.Engine;
+import dev.confine.linux.child.ChildOutcome;
 import dev.confine.linux.child.SessionInput;
 import dev.confine.linux.child.SessionProcess;
 import dev.confine.linux.spawn.SpawnSpec;
@@ -30,10 +32,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A session on the engine: a {@link SessionProcess} whose output goes to an {@link OutputLog}.
- * Shared by the runners that run host processes ({@code LocalRunner}, {@code ConfinedRunner});
- * internal, not API.
+ * Shared by the runners that run host processes ({@code LocalRunner}, {@code ConfinedRunner}).
  */
-public final class EngineSession
+public final class HostSession
     implements ProcessSession, ProcessSignaler, ProcessEventSource, SessionProcess.Listener {
   /** How long terminate waits after SIGTERM before it kills the tree. */
   public static final Duration TERMINATE_GRACE = Duration.ofSeconds(2);
@@ -54,7 +55,7 @@ public final class EngineSession
   private volatile ProcessExit exit;
   private SessionProcess process;
 
-  private EngineSession(
+  private HostSession(
       String id, String command, Duration timeout, long maxLogBytes, Runnable onClose) {
     this.id = id;
     this.onClose = onClose;
@@ -77,7 +78,7 @@ public final class EngineSession
    * @param onClose runs once the session is closed and its tree is gone (not when the start fails)
    * @throws SandboxException classified as an exec's spawn failure
    */
-  public static EngineSession start(
+  public static HostSession start(
       ProcessSpec spec,
       WorkDir workDir,
       List<String> env,
@@ -86,13 +87,13 @@ public final class EngineSession
       Runnable onClose) {
     String command = spec.argv().get(0);
     Duration timeout = spec.options().timeout();
-    EngineSession session = new EngineSession(spec.id(), command, timeout, maxLogBytes, onClose);
+    HostSession session = new HostSession(spec.id(), command, timeout, maxLogBytes, onClose);
     WorkDirectory dir;
     String executable;
     try {
       dir = workDir.open(command);
       try {
-        executable = ExecOutcomes.executable(command, dir);
+        executable = HostExec.executable(command, dir);
       } catch (RuntimeException e) {
         dir.close();
         throw e;
@@ -105,14 +106,13 @@ public final class EngineSession
     try (dir) {
       SpawnSpec spawn = new SpawnSpec(executable, spec.argv(), env, dir, true);
       session.process =
-          SessionProcess.start(
+          Engine.startSession(
               spawn,
               spec.tty(),
               spec.rows(),
               spec.cols(),
               guard,
               timeout.isZero() ? 0 : saturatedNanos(timeout),
-              ExecOutcomes.DRAIN.toNanos(),
               session);
       // A platform thread blocked in read pulls the output itself, with no hop through the loop.
       SessionProcess process = session.process;
@@ -124,7 +124,7 @@ public final class EngineSession
                 case NONE -> OutputLog.Pulled.NONE;
               });
     } catch (ErrnoException e) {
-      throw ExecOutcomes.spawnFailure(command, e);
+      throw HostExec.spawnFailure(command, e);
     } catch (EngineException e) {
       throw SandboxException.of(Kind.INTERNAL, "exec " + command + ": " + e.getMessage(), e);
     }
@@ -145,54 +145,18 @@ public final class EngineSession
   }
 
   @Override
-  public void ended(SessionProcess.End end) {
+  public void ended(ChildOutcome end) {
     ProcessExit e = classify(end);
     exit = e;
     log.finish(e);
   }
 
-  private ProcessExit classify(SessionProcess.End end) {
-    if (end.unenforceable() != null) {
-      return new ProcessExit(
-          -1,
-          0,
-          ProcessExit.Reason.UNENFORCEABLE,
-          SandboxException.of(
-              Kind.NOT_AVAILABLE,
-              "resource caps became unenforceable while running process "
-                  + command
-                  + ": "
-                  + end.unenforceable().getMessage(),
-              end.unenforceable()));
-    }
-    if (end.exceeded() != null) {
-      return new ProcessExit(
-          -1,
-          0,
-          ProcessExit.Reason.BUDGET_EXCEEDED,
-          SandboxException.of(
-              Kind.BUDGET_EXCEEDED,
-              "" + end.exceeded().exceededMessage() + " while running process " + command));
-    }
-    if (end.timedOut()) {
-      return new ProcessExit(
-          -1,
-          0,
-          ProcessExit.Reason.TIMED_OUT,
-          SandboxException.of(
-              Kind.TIMEOUT,
-              "process "
-                  + command
-                  + " exceeded its timeout ("
-                  + ExecOutcomes.format(timeout)
-                  + ")"));
-    }
-    if (end.exit() == null) {
-      return new ProcessExit(
-          -1,
-          0,
-          ProcessExit.Reason.EXITED,
-          SandboxException.of(Kind.INTERNAL, "process wait: " + end.reapFailure()));
+  private ProcessExit classify(ChildOutcome end) {
+    SandboxException failure =
+        Outcomes.failure(
+            end, Outcomes.Subject.SESSION, command, timeout, Outcomes.Extras.NONE, null);
+    if (failure != null) {
+      return new ProcessExit(-1, 0, reason(failure.kind()), failure);
     }
     if (end.exit().signaled()) {
       return new ProcessExit(
@@ -202,6 +166,16 @@ public final class EngineSession
           null);
     }
     return ProcessExit.exited(end.exit().code());
+  }
+
+  /** How a session's exit reports the error its child ended in. */
+  private static ProcessExit.Reason reason(Kind kind) {
+    return switch (kind) {
+      case NOT_AVAILABLE -> ProcessExit.Reason.UNENFORCEABLE;
+      case BUDGET_EXCEEDED -> ProcessExit.Reason.BUDGET_EXCEEDED;
+      case TIMEOUT -> ProcessExit.Reason.TIMED_OUT;
+      default -> ProcessExit.Reason.EXITED; // a child that could not be reaped
+    };
   }
 
   @Override
@@ -222,7 +196,7 @@ public final class EngineSession
   @Override
   public ProcessOutput read(long afterSeq, int maxBytes, Duration timeout)
       throws InterruptedException {
-    return read(afterSeq, maxBytes, ExecOutcomes.saturatedDeadline(System.nanoTime(), timeout));
+    return read(afterSeq, maxBytes, HostExec.saturatedDeadline(System.nanoTime(), timeout));
   }
 
   @Override
@@ -233,7 +207,7 @@ public final class EngineSession
   @Override
   public OutputRead read(long afterSeq, ByteBuffer into, Duration timeout)
       throws InterruptedException {
-    return read(afterSeq, into, ExecOutcomes.saturatedDeadline(System.nanoTime(), timeout));
+    return read(afterSeq, into, HostExec.saturatedDeadline(System.nanoTime(), timeout));
   }
 
   private OutputRead read(long afterSeq, ByteBuffer into, long deadline)
@@ -350,7 +324,7 @@ public final class EngineSession
 
   @Override
   public Optional<ProcessExit> waitFor(Duration timeout) throws InterruptedException {
-    process.awaitEnd(ExecOutcomes.saturatedDeadline(System.nanoTime(), timeout));
+    process.awaitEnd(HostExec.saturatedDeadline(System.nanoTime(), timeout));
     return Optional.ofNullable(exit);
   }
 
@@ -399,6 +373,6 @@ public final class EngineSession
 
   @Override
   public String toString() {
-    return "EngineSession[" + id + ", " + command + "]";
+    return "HostSession[" + id + ", " + command + "]";
   }
 }

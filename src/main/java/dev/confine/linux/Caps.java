@@ -1,4 +1,4 @@
-package dev.confine.host;
+package dev.confine.linux;
 
 import dev.confine.Capability;
 import dev.confine.Capability.Dimension;
@@ -24,7 +24,7 @@ import java.util.List;
  * mechanism chosen once, from a {@link CapsMechanism} and what the host offers, the guard of each
  * exec, and the rows of the enforcement report that say what holds. Internal, not API.
  */
-public final class CapsPlan {
+public final class Caps {
   private final Cgroups cgroups; // null: no cgroup caps on this host or by choice
   private final String noCgroupsReason;
   private final boolean sampler; // caps through the /proc sampler (when there are no cgroups)
@@ -40,7 +40,7 @@ public final class CapsPlan {
     }
   }
 
-  private CapsPlan(Cgroups cgroups, String noCgroupsReason, boolean sampler, Tracking tracking) {
+  private Caps(Cgroups cgroups, String noCgroupsReason, boolean sampler, Tracking tracking) {
     this.cgroups = cgroups;
     this.noCgroupsReason = noCgroupsReason;
     this.sampler = sampler;
@@ -51,7 +51,7 @@ public final class CapsPlan {
    * The plan for {@code caps} on this host, with v2 trees beneath {@code cgroupParent} (a delegated
    * cgroup v2 directory) when it is not null. Probes the host once per choice.
    */
-  public static CapsPlan of(CapsMechanism caps, String cgroupParent) {
+  public static Caps of(CapsMechanism caps, String cgroupParent) {
     Cgroups cgroups = null;
     String why = "caps disabled for this runner";
     boolean sampler = false;
@@ -95,12 +95,12 @@ public final class CapsPlan {
         }
       }
     }
-    return new CapsPlan(cgroups, why, sampler, tracking);
+    return new Caps(cgroups, why, sampler, tracking);
   }
 
   /** A plan with nothing: no caps, no tracking, for {@code why}. */
-  public static CapsPlan unavailable(String why) {
-    return new CapsPlan(null, why, false, new Tracking(null, false, why));
+  public static Caps unavailable(String why) {
+    return new Caps(null, why, false, new Tracking(null, false, why));
   }
 
   /** Sets what this plan enforces on {@code b}: memory, CPU budget, process caps, CPU throttle. */

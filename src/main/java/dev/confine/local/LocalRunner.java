@@ -14,13 +14,13 @@ import dev.confine.RootedPaths;
 import dev.confine.Runner;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
-import dev.confine.host.CapsPlan;
-import dev.confine.host.EngineSession;
-import dev.confine.host.ExecOutcomes;
 import dev.confine.host.ExecPolicy;
 import dev.confine.host.HostEnvironment;
+import dev.confine.host.HostExec;
+import dev.confine.host.HostSession;
 import dev.confine.host.ProcessRegistry;
 import dev.confine.host.WorkDir;
+import dev.confine.linux.Caps;
 import dev.confine.linux.sys.NativeAccess;
 import dev.confine.session.ProcessInfo;
 import dev.confine.session.ProcessManager;
@@ -53,7 +53,7 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
   private final Path root;
   private final long defaultMaxOutputBytes;
   private final HostEnvironment hostEnvironment;
-  private final CapsPlan caps;
+  private final Caps caps;
   private final Enforcement enforcement;
   private final ProcessRegistry sessions = new ProcessRegistry(this::startSession);
 
@@ -61,7 +61,7 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
       Path root,
       long defaultMaxOutputBytes,
       Supplier<Map<String, String>> hostEnvironment,
-      CapsPlan caps) {
+      Caps caps) {
     this.root = root;
     this.defaultMaxOutputBytes = defaultMaxOutputBytes;
     this.hostEnvironment = new HostEnvironment(hostEnvironment);
@@ -137,17 +137,17 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
     String cmd = request.command();
     long deadline =
         opts.hasTimeout()
-            ? ExecOutcomes.saturatedDeadline(System.nanoTime(), opts.timeout())
+            ? HostExec.saturatedDeadline(System.nanoTime(), opts.timeout())
             : Long.MAX_VALUE;
 
     checkPolicy(opts);
-    WorkDir workDir = ExecOutcomes.workDir(root, cmd, opts);
+    WorkDir workDir = HostExec.workDir(root, cmd, opts);
     List<String> env = opts.env().apply(hostEnvironment.entries());
-    return ExecOutcomes.run(
+    return HostExec.run(
         request,
         workDir,
         env,
-        ExecOutcomes.outputCap(opts, defaultMaxOutputBytes),
+        HostExec.outputCap(opts, defaultMaxOutputBytes),
         caps.guardFor(cmd, opts),
         deadline);
   }
@@ -172,16 +172,16 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
   }
 
   private ProcessSession startSession(ProcessSpec spec) {
-    ExecRequest request = EngineSession.request(spec);
+    ExecRequest request = HostSession.request(spec);
     ExecOptions opts = request.options();
     checkPolicy(opts);
-    WorkDir workDir = ExecOutcomes.workDir(root, request.command(), opts);
-    return EngineSession.start(
+    WorkDir workDir = HostExec.workDir(root, request.command(), opts);
+    return HostSession.start(
         spec,
         workDir,
         opts.env().apply(hostEnvironment.entries()),
         caps.guardFor(request.command(), opts),
-        ExecOutcomes.outputCap(opts, defaultMaxOutputBytes),
+        HostExec.outputCap(opts, defaultMaxOutputBytes),
         () -> {});
   }
 
@@ -205,7 +205,7 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
   /** Builds a {@link LocalRunner}. */
   public static final class Builder {
     private final String rootDir;
-    private long maxOutputBytes = ExecOutcomes.DEFAULT_MAX_OUTPUT_BYTES;
+    private long maxOutputBytes = HostExec.DEFAULT_MAX_OUTPUT_BYTES;
     private CapsMechanism caps = CapsMechanism.AUTO;
     private String cgroupParent;
     private Supplier<Map<String, String>> hostEnvironment = HostEnvironment::ofThisProcess;
@@ -256,10 +256,10 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
       if (rootDir == null || rootDir.isEmpty()) {
         throw SandboxException.of(Kind.VALIDATION, "local runner root must be set");
       }
-      CapsPlan plan =
+      Caps plan =
           NativeAccess.availability().isAvailable()
-              ? CapsPlan.of(caps, cgroupParent)
-              : CapsPlan.unavailable("the engine cannot run here");
+              ? Caps.of(caps, cgroupParent)
+              : Caps.unavailable("the engine cannot run here");
       return new LocalRunner(
           RootedPaths.resolveRoot(rootDir), maxOutputBytes, hostEnvironment, plan);
     }

@@ -6,7 +6,7 @@ import dev.confine.ExecOptions;
 import dev.confine.ExecResult;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
-import dev.confine.host.ExecOutcomes;
+import dev.confine.linux.Engine;
 import dev.confine.testing.Thrown;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -137,13 +137,9 @@ class LocalRunnerLifecycleTest {
     ExecResult r = runner().exec("sh", List.of("-c", "sleep 60 & echo $!"), null);
     Duration elapsed = Duration.ofNanos(System.nanoTime() - start);
     assertThat(r.leftoversKilled()).isTrue();
-    assertThat(r.wallTime())
-        .isGreaterThanOrEqualTo(ExecOutcomes.DRAIN)
-        .isLessThanOrEqualTo(elapsed);
+    assertThat(r.wallTime()).isGreaterThanOrEqualTo(Engine.DRAIN).isLessThanOrEqualTo(elapsed);
     // The child's own time ends at its reaping, before the drain began.
-    assertThat(r.childTime())
-        .isPositive()
-        .isLessThanOrEqualTo(r.wallTime().minus(ExecOutcomes.DRAIN));
+    assertThat(r.childTime()).isPositive().isLessThanOrEqualTo(r.wallTime().minus(Engine.DRAIN));
   }
 
   @Test

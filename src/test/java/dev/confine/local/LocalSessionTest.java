@@ -11,7 +11,7 @@ import dev.confine.ResourceLimits;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
 import dev.confine.SequenceGapException;
-import dev.confine.host.EngineSession;
+import dev.confine.host.HostSession;
 import dev.confine.session.EventStream;
 import dev.confine.session.OutputChunk;
 import dev.confine.session.OutputRead;
@@ -224,7 +224,7 @@ class LocalSessionTest {
       stubborn.terminate();
       ProcessExit exit = stubborn.waitFor();
       assertThat(Duration.ofNanos(System.nanoTime() - start))
-          .isGreaterThanOrEqualTo(EngineSession.TERMINATE_GRACE.minusMillis(50));
+          .isGreaterThanOrEqualTo(HostSession.TERMINATE_GRACE.minusMillis(50));
       assertThat(exit.reason()).isEqualTo(ProcessExit.Reason.TERMINATED);
       assertThat(exit.signal()).isEqualTo(9);
     }

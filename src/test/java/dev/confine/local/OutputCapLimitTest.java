@@ -9,7 +9,7 @@ import dev.confine.Runner;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
 import dev.confine.confined.ConfinedRunner;
-import dev.confine.host.ExecOutcomes;
+import dev.confine.host.HostExec;
 import dev.confine.linux.confinement.Landlock;
 import dev.confine.testing.HostRequirements;
 import dev.confine.testing.Thrown;
@@ -24,7 +24,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * An output cap the JVM cannot hold is refused before anything runs, whether the call or the
- * runner's default asks for it, on every runner that runs host processes (ExecOutcomes is shared).
+ * runner's default asks for it, on every runner that runs host processes (HostExec is shared).
  */
 @Tag("confinement")
 class OutputCapLimitTest {
@@ -102,14 +102,14 @@ class OutputCapLimitTest {
   @Test
   void aDefaultNobodyChoseIsLoweredToTheLimitAndAnythingElseAboveItIsRefused() {
     long limit = limit();
-    assertThat(ExecOutcomes.captureCap("x", Long.MAX_VALUE, false)).isEqualTo(limit);
-    assertThat(ExecOutcomes.captureCap("x", ExecOutcomes.DEFAULT_MAX_OUTPUT_BYTES, false))
-        .isEqualTo(Math.min(ExecOutcomes.DEFAULT_MAX_OUTPUT_BYTES, limit));
-    assertThat(ExecOutcomes.captureCap("x", limit, true)).isEqualTo(limit);
-    assertThat(ExecOutcomes.captureCap("x", 5, true)).isEqualTo(5);
+    assertThat(HostExec.captureCap("x", Long.MAX_VALUE, false)).isEqualTo(limit);
+    assertThat(HostExec.captureCap("x", HostExec.DEFAULT_MAX_OUTPUT_BYTES, false))
+        .isEqualTo(Math.min(HostExec.DEFAULT_MAX_OUTPUT_BYTES, limit));
+    assertThat(HostExec.captureCap("x", limit, true)).isEqualTo(limit);
+    assertThat(HostExec.captureCap("x", 5, true)).isEqualTo(5);
     for (boolean fromCall : new boolean[] {true, false}) {
       try {
-        ExecOutcomes.captureCap("x", limit + 1, fromCall);
+        HostExec.captureCap("x", limit + 1, fromCall);
         throw new AssertionError("expected a refusal");
       } catch (SandboxException e) {
         assertThat(e.kind()).isEqualTo(Kind.VALIDATION);

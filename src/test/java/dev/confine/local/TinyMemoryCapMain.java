@@ -5,10 +5,10 @@ import dev.confine.ExecOptions;
 import dev.confine.ExecResult;
 import dev.confine.ResourceLimits;
 import dev.confine.SandboxException;
-import dev.confine.host.ExecOutcomes;
+import dev.confine.linux.Engine;
 import dev.confine.linux.cgroup.CgroupGuard;
 import dev.confine.linux.cgroup.Cgroups;
-import dev.confine.linux.child.Completion;
+import dev.confine.linux.child.ChildOutcome;
 import dev.confine.linux.child.Execution;
 import dev.confine.linux.spawn.SpawnSpec;
 import dev.confine.linux.tree.TreeLimits;
@@ -59,7 +59,7 @@ public final class TinyMemoryCapMain {
     for (long cap : List.of(4096L, 1L, 8192L)) {
       int ended = 0;
       for (int i = 0; i < runs; i++) {
-        Completion c =
+        ChildOutcome c =
             Execution.start(
                     new SpawnSpec(
                         "/bin/sh",
@@ -70,7 +70,7 @@ public final class TinyMemoryCapMain {
                     null,
                     1 << 16,
                     new CgroupGuard(cgroups, new TreeLimits(cap, 0, 0, 0)))
-                .runToCompletion(Long.MAX_VALUE, ExecOutcomes.DRAIN.toNanos());
+                .runToCompletion(Long.MAX_VALUE, Engine.DRAIN.toNanos());
         ended += c.exit() != null ? 1 : 0;
       }
       System.out.println("engine cap=" + cap + " ended=" + ended);

@@ -10,7 +10,7 @@ import dev.confine.ExecResult;
 import dev.confine.PathTraversalException;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
-import dev.confine.host.ExecOutcomes;
+import dev.confine.host.HostExec;
 import dev.confine.host.WorkDir;
 import dev.confine.linux.tree.TreeGuard;
 import dev.confine.session.ProcessSession;
@@ -46,13 +46,13 @@ class WorkDirRaceTest {
     for (String wd : List.of("mid", "mid/sub", real.resolve("mid/sub").toString())) {
       ExecOptions opts = in(wd);
       ExecRequest request = ExecRequest.of("pwd", List.of("-P"), opts);
-      WorkDir checked = ExecOutcomes.workDir(real, "pwd", opts);
+      WorkDir checked = HostExec.workDir(real, "pwd", opts);
       Files.move(real.resolve("mid"), real.resolve("mid.moved"));
       Files.createSymbolicLink(real.resolve("mid"), outside.toRealPath());
       try {
         assertThatThrownBy(
                 () ->
-                    ExecOutcomes.run(
+                    HostExec.run(
                         request, checked, List.of(), 1 << 20, TreeGuard.NONE, Long.MAX_VALUE))
             .as(wd)
             .isInstanceOf(PathTraversalException.class)

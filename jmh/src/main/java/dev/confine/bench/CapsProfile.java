@@ -1,11 +1,12 @@
 package dev.confine.bench;
 
-import dev.confine.host.ExecOutcomes;
+import dev.confine.linux.Engine;
+import dev.confine.host.HostExec;
 import dev.confine.linux.tree.Cap;
 import dev.confine.linux.cgroup.CgroupGuard;
 import dev.confine.linux.cgroup.CgroupLayout;
 import dev.confine.linux.cgroup.Cgroups;
-import dev.confine.linux.child.Completion;
+import dev.confine.linux.child.ChildOutcome;
 import dev.confine.linux.child.Execution;
 import dev.confine.linux.spawn.SpawnSpec;
 import dev.confine.linux.spawn.Spawner;
@@ -49,7 +50,7 @@ public final class CapsProfile {
   private static final long MEMORY = 256L << 20;
   private static final int PROCESSES = 64;
   private static final List<String> CONTROLLERS = List.of("memory", "pids", "cpuacct", "freezer");
-  private static final long DRAIN = ExecOutcomes.DRAIN.toNanos(); // as LocalRunner.exec waits
+  private static final long DRAIN = Engine.DRAIN.toNanos(); // as LocalRunner.exec waits
 
   private CapsProfile() {}
 
@@ -117,7 +118,7 @@ public final class CapsProfile {
   private static void uncapped(SpawnSpec spec, Timings t) {
     TimingGuard g = new TimingGuard(TreeGuard.NONE, t, "uncapped.");
     long start = System.nanoTime();
-    Completion c = Execution.start(spec, null, 1 << 16, g).runToCompletion(Long.MAX_VALUE, DRAIN);
+    ChildOutcome c = Execution.start(spec, null, 1 << 16, g).runToCompletion(Long.MAX_VALUE, DRAIN);
     t.add("uncapped.total", System.nanoTime() - start);
     check(c);
   }
@@ -127,7 +128,7 @@ public final class CapsProfile {
     CgroupGuard inner = new CgroupGuard(cgroups, limits);
     t.add("capped.create (idle cgroup or mkdir, limits)", System.nanoTime() - start);
     TimingGuard g = new TimingGuard(inner, t, "capped.");
-    Completion c = Execution.start(spec, null, 1 << 16, g).runToCompletion(Long.MAX_VALUE, DRAIN);
+    ChildOutcome c = Execution.start(spec, null, 1 << 16, g).runToCompletion(Long.MAX_VALUE, DRAIN);
     t.add("capped.total", System.nanoTime() - start);
     check(c);
     if (c.usage().peakMemoryBytes() < 0) {
@@ -135,7 +136,7 @@ public final class CapsProfile {
     }
   }
 
-  private static void check(Completion c) {
+  private static void check(ChildOutcome c) {
     if (c.exit() == null || c.exit().signaled() || c.exit().code() != 0) {
       throw new IllegalStateException("/bin/true did not exit 0: " + c);
     }
@@ -163,7 +164,7 @@ public final class CapsProfile {
     Files.exists(dirs.get(0).resolve("memory.memsw.limit_in_bytes"));
     t.add("hand.exists memsw", System.nanoTime() - s);
     // The spawn on this thread, moved into the new directories and back by hand: no hand-off.
-    Completion c =
+    ChildOutcome c =
         Execution.start(spec, null, 1 << 16, new HandGuard(dirs, origins(v1), t, "hand."))
             .runToCompletion(Long.MAX_VALUE, DRAIN);
     check(c);
@@ -308,7 +309,7 @@ public final class CapsProfile {
       Timings t)
       throws IOException {
     long start = System.nanoTime();
-    Completion c =
+    ChildOutcome c =
         Execution.start(spec, null, 1 << 16, new PlacementGuard(p, warm, origins(v1)))
             .runToCompletion(Long.MAX_VALUE, DRAIN);
     t.add("placement." + p.label, System.nanoTime() - start);

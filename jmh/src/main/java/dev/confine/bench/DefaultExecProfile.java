@@ -1,12 +1,13 @@
 package dev.confine.bench;
 
+import dev.confine.linux.Engine;
 import dev.confine.Capability;
 import dev.confine.Capability.Dimension;
 import dev.confine.ExecResult;
-import dev.confine.host.ExecOutcomes;
+import dev.confine.host.HostExec;
 import dev.confine.linux.cgroup.CgroupGuard;
 import dev.confine.linux.cgroup.Cgroups;
-import dev.confine.linux.child.Completion;
+import dev.confine.linux.child.ChildOutcome;
 import dev.confine.linux.child.Execution;
 import dev.confine.linux.proc.SamplerGuard;
 import dev.confine.linux.spawn.SpawnSpec;
@@ -116,9 +117,9 @@ public final class DefaultExecProfile {
   }
 
   private static void run(SpawnSpec spec, TreeGuard guard) {
-    Completion c =
-        Execution.start(spec, null, ExecOutcomes.DEFAULT_MAX_OUTPUT_BYTES, guard)
-            .runToCompletion(Long.MAX_VALUE, ExecOutcomes.DRAIN.toNanos());
+    ChildOutcome c =
+        Execution.start(spec, null, HostExec.DEFAULT_MAX_OUTPUT_BYTES, guard)
+            .runToCompletion(Long.MAX_VALUE, Engine.DRAIN.toNanos());
     if (c.exit() == null || c.exit().signaled() || c.exit().code() != 0) {
       throw new IllegalStateException("/bin/true did not exit 0: " + c);
     }

@@ -63,21 +63,21 @@ final class ChildLifecycle {
    * Waits for {@code execution}'s child the way an exec does (see {@link
    * Execution#runToCompletion}), then closes its streams and {@code guard}.
    */
-  static Completion complete(
+  static ChildOutcome complete(
       Execution execution, TreeGuard guard, long deadlineNanos, long drainNanos) {
-    Completion.Ending ending = Completion.Ending.EXITED;
+    ChildOutcome.Ending ending = ChildOutcome.Ending.EXITED;
     boolean exited;
     try {
       exited = execution.awaitExit(deadlineNanos);
       if (!exited) {
-        ending = Completion.Ending.TIMED_OUT;
+        ending = ChildOutcome.Ending.TIMED_OUT;
       }
     } catch (InterruptedException e) {
-      ending = Completion.Ending.INTERRUPTED;
+      ending = ChildOutcome.Ending.INTERRUPTED;
       exited = false;
     }
     boolean leftovers = false;
-    if (ending != Completion.Ending.EXITED) {
+    if (ending != ChildOutcome.Ending.EXITED) {
       killTree(guard, execution::killGroup);
       execution.awaitExitUninterruptibly(System.nanoTime() + REAP_AFTER_KILL_NANOS);
       execution.awaitOutputClosedUninterruptibly(System.nanoTime() + drainNanos);
@@ -87,7 +87,7 @@ final class ChildLifecycle {
       try {
         drained = execution.awaitOutputClosed(drainDeadline);
       } catch (InterruptedException e) {
-        ending = Completion.Ending.INTERRUPTED;
+        ending = ChildOutcome.Ending.INTERRUPTED;
         drained = false;
       }
       leftovers = killLeftovers(guard, execution::killGroup);
@@ -97,12 +97,13 @@ final class ChildLifecycle {
     }
     execution.closeStreams();
     guard.close();
-    if (ending == Completion.Ending.INTERRUPTED) {
+    if (ending == ChildOutcome.Ending.INTERRUPTED) {
       Thread.currentThread().interrupt();
     }
-    return new Completion(
+    return new ChildOutcome(
         ending,
         execution.exitStatus(),
+        execution.reapFailure(),
         leftovers,
         guard.exceeded(),
         guard.unenforceable(),

@@ -28,7 +28,7 @@ import java.util.function.Supplier;
  * {@link EventLoop}. The caller blocks in {@link #awaitExit} and {@link #awaitOutputClosed} and
  * decides when to kill; this class only carries out.
  */
-public final class Execution {
+public final class Execution implements Captured {
   private static final long SERIAL_HAND_OVER_BYTES = 1 << 20;
   private static final ReentrantLock HAND_OVER = new ReentrantLock();
 
@@ -87,39 +87,25 @@ public final class Execution {
   }
 
   /**
-   * Spawns {@code spec} under {@code guard} (a cgroup, the sampler) and starts watching it. The
-   * execution owns the guard from now on and closes it when {@link #runToCompletion} ends; when the
-   * spawn fails the guard is closed before the failure is thrown. A platform caller hands the spawn
-   * of a {@link TreeGuard.HandedOff} guard over without waiting for it: its failure is then thrown
-   * by {@link #runToCompletion}.
+   * Spawns {@code spec} under {@code guard} (a cgroup, the sampler) and starts watching it, by the
+   * {@link SpawnStrategy} this call gets. The execution owns the guard from now on and closes it
+   * when {@link #runToCompletion} ends; when the spawn fails the guard is closed before the failure
+   * is thrown. A handed-off spawn's failure is thrown by {@link #runToCompletion}.
    */
   public static Execution start(SpawnSpec spec, byte[] stdin, long outputCap, TreeGuard guard) {
-    // A platform thread waits for its child itself; a virtual one must not block in poll.
-    return start(
-        spec,
-        stdin,
-        null,
-        outputCap,
-        guard,
-        Thread.currentThread().isVirtual() ? FdDriver.loop() : new CallerPoll());
+    return start(spec, stdin, null, outputCap, guard, true);
   }
 
   /**
-   * As {@link #start(SpawnSpec, byte[], long, TreeGuard)}, with the child's stdin fed from {@code
-   * stdin} while it runs by a {@link StdinPump}: a daemon platform thread started here, on the
-   * calling thread (so it is never confined), and stopped when the exec ends ({@link
-   * #closeStreams}). The child starts at once, whatever the stream does. {@code spec.pipeStdin()}
-   * must be true.
+   * Starts the exec {@code spec} describes for a caller that waits for it ({@link
+   * #runToCompletion}): its stdin from bytes or, when {@code spec.stdinStream()} is set, fed while
+   * it runs by a {@link StdinPump}, a daemon platform thread started here, on the calling thread
+   * (so it is never confined), and stopped when the exec ends ({@link #closeStreams}). The child
+   * starts at once, whatever the stream does.
    */
-  public static Execution startStreaming(
-      SpawnSpec spec, InputStream stdin, long outputCap, TreeGuard guard) {
+  public static Execution start(ChildSpec spec) {
     return start(
-        spec,
-        null,
-        stdin,
-        outputCap,
-        guard,
-        Thread.currentThread().isVirtual() ? FdDriver.loop() : new CallerPoll());
+        spec.spawn(), spec.stdin(), spec.stdinStream(), spec.outputCap(), spec.guard(), true);
   }
 
   /**
@@ -128,7 +114,7 @@ public final class Execution {
    * child is otherwise only read and reaped while its caller waits).
    */
   public static Execution startWatched(SpawnSpec spec, byte[] stdin, long outputCap) {
-    return start(spec, stdin, null, outputCap, TreeGuard.NONE, FdDriver.loop());
+    return start(spec, stdin, null, outputCap, TreeGuard.NONE, false);
   }
 
   private static Execution start(
@@ -137,14 +123,16 @@ public final class Execution {
       InputStream stdinStream,
       long outputCap,
       TreeGuard guard,
-      FdDriver driver) {
+      boolean callerWaits) {
     if (outputCap < 0 || outputCap > maxOutputCap()) {
       guard.close(); // before anything is spawned
       throw new IllegalArgumentException(
           "output cap " + outputCap + " outside 0.." + maxOutputCap() + " (see maxOutputCap)");
     }
-    if (guard instanceof TreeGuard.HandedOff h && HandOff.applies(spec, driver)) {
-      HandOff handOff = HandOff.submit(spec, h);
+    SpawnStrategy strategy = SpawnStrategy.of(spec, guard, callerWaits);
+    FdDriver driver = strategy == SpawnStrategy.LOOP_WATCHES ? FdDriver.loop() : new CallerPoll();
+    if (strategy == SpawnStrategy.HANDED_OFF) {
+      HandOff handOff = HandOff.submit(spec, (TreeGuard.HandedOff) guard);
       Execution e = new Execution(driver, -1, outputCap, guard);
       e.handOff = handOff;
       Spawner.Pipes p = handOff.pipes();
@@ -215,12 +203,14 @@ public final class Execution {
    * Why the stdin stream could not be read to its end (the stream's exception, or why its pump
    * could not start), or null: the child then read end of file where the input failed.
    */
+  @Override
   public Throwable stdinFailure() {
     StdinPump p = stdinPump();
     return p == null ? null : p.failure();
   }
 
   /** How many bytes of the stdin stream reached the child's pipe (0 without a stream). */
+  @Override
   public long stdinWritten() {
     StdinPump p = stdinPump();
     return p == null ? 0 : p.written();
@@ -494,11 +484,11 @@ public final class Execution {
    *       closed.
    * </ul>
    *
-   * <p>An interrupt is reported as {@link Completion.Ending#INTERRUPTED} with the thread's
+   * <p>An interrupt is reported as {@link ChildOutcome.Ending#INTERRUPTED} with the thread's
    * interrupt status set again. A handed-off spawn that failed is thrown from here as {@link
    * #start} would have thrown it, its pipes closed and the guard closed.
    */
-  public Completion runToCompletion(long deadlineNanos, long drainNanos) {
+  public ChildOutcome runToCompletion(long deadlineNanos, long drainNanos) {
     try {
       return ChildLifecycle.complete(this, guard, deadlineNanos, drainNanos);
     } catch (RuntimeException e) {
@@ -535,6 +525,7 @@ public final class Execution {
    * Nanoseconds from the spawn to the child's reaping, or to now while it runs: the child's own
    * time, without the drain of output that background processes hold after it exited.
    */
+  @Override
   public long childNanos() {
     lock.lock();
     try {
@@ -587,11 +578,13 @@ public final class Execution {
    * The kept stdout bytes once the exec has ended, handed over without a second copy: nothing is
    * kept after this, and later calls return the same array, which callers must not change.
    */
+  @Override
   public byte[] takeStdout() {
     return stdout.take();
   }
 
   /** As {@link #takeStdout()}, for stderr. */
+  @Override
   public byte[] takeStderr() {
     return stderr.take();
   }
@@ -600,6 +593,7 @@ public final class Execution {
    * What the capture lost because the heap could not hold it (for example {@code "stdout: the JVM's
    * heap could hold only the first 1048576 bytes"}), or null when it lost nothing.
    */
+  @Override
   public String captureFailure() {
     String out = stdout.starvation();
     String err = stderr.starvation();
@@ -612,11 +606,13 @@ public final class Execution {
   }
 
   /** Whether stdout went past the cap. */
+  @Override
   public boolean stdoutTruncated() {
     return stdout.truncated();
   }
 
   /** Whether stderr went past the cap. */
+  @Override
   public boolean stderrTruncated() {
     return stderr.truncated();
   }

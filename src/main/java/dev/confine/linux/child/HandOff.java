@@ -1,7 +1,5 @@
 package dev.confine.linux.child;
 
-import dev.confine.linux.loop.CallerPoll;
-import dev.confine.linux.loop.FdDriver;
 import dev.confine.linux.spawn.PendingSpawn;
 import dev.confine.linux.spawn.SpawnSpec;
 import dev.confine.linux.spawn.Spawner;
@@ -29,15 +27,6 @@ final class HandOff {
     this.pipes = pipes;
     this.pending = pending;
     this.adoptBy = System.nanoTime() + ADOPT_WITHIN_NANOS;
-  }
-
-  /**
-   * Whether a spawn of {@code spec} watched by {@code driver} under a {@link TreeGuard.HandedOff}
-   * guard is handed off: when its caller waits on its own thread ({@link CallerPoll}, not the loop)
-   * and it has no terminal.
-   */
-  static boolean applies(SpawnSpec spec, FdDriver driver) {
-    return driver instanceof CallerPoll && spec.terminal() == null;
   }
 
   /**

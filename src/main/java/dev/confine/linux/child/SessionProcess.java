@@ -9,9 +9,7 @@ import dev.confine.linux.spawn.SpawnSpec;
 import dev.confine.linux.spawn.Spawner;
 import dev.confine.linux.sys.ErrnoException;
 import dev.confine.linux.sys.Syscalls;
-import dev.confine.linux.tree.Cap;
 import dev.confine.linux.tree.TreeGuard;
-import dev.confine.linux.tree.TreeUsage;
 import java.lang.foreign.Arena;
 import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
@@ -63,28 +61,8 @@ public final class SessionProcess {
     long output(int stream, Source source, ByteBuffer buffer, int maxReads);
 
     /** The session ended; called once, after the last {@link #output}. */
-    void ended(End end);
+    void ended(ChildOutcome end);
   }
-
-  /**
-   * How a session ended.
-   *
-   * @param exit the child's exit, or null when it could not be reaped ({@code reapFailure})
-   * @param reapFailure why the child could not be reaped, or null
-   * @param timedOut whether the timeout killed the tree
-   * @param exceeded the cap that was exceeded, or null
-   * @param unenforceable why the caps stopped being enforceable, or null
-   * @param usage what the tree consumed, as far as the guard measured
-   * @param leftoversKilled whether processes outlived the child and were killed
-   */
-  public record End(
-      ExitStatus exit,
-      String reapFailure,
-      boolean timedOut,
-      Cap exceeded,
-      Throwable unenforceable,
-      TreeUsage usage,
-      boolean leftoversKilled) {}
 
   private final EventLoop loop;
   private final int pid;
@@ -94,7 +72,7 @@ public final class SessionProcess {
   private final long drainNanos;
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition endedCondition = lock.newCondition();
-  private End end; // under lock
+  private ChildOutcome end; // under lock
 
   // Loop thread only.
   private ExitStatus exit;
@@ -308,15 +286,15 @@ public final class SessionProcess {
     }
     boolean leftovers = ChildLifecycle.killLeftovers(guard, this::killGroup);
     guard.close();
-    End e =
-        new End(
+    ChildOutcome e =
+        new ChildOutcome(
+            timedOut ? ChildOutcome.Ending.TIMED_OUT : ChildOutcome.Ending.EXITED,
             exit,
             reapFailure,
-            timedOut,
+            leftovers,
             guard.exceeded(),
             guard.unenforceable(),
-            guard.usage(),
-            leftovers);
+            guard.usage());
     try {
       listener.ended(e);
     } finally {
@@ -355,7 +333,7 @@ public final class SessionProcess {
    *
    * @return how it ended, or null when it is still running at the deadline
    */
-  public End awaitEnd(long deadlineNanos) throws InterruptedException {
+  public ChildOutcome awaitEnd(long deadlineNanos) throws InterruptedException {
     lock.lock();
     try {
       while (end == null) {
@@ -376,7 +354,7 @@ public final class SessionProcess {
   }
 
   /** How the session ended, or null while it runs. */
-  public End end() {
+  public ChildOutcome end() {
     lock.lock();
     try {
       return end;

@@ -94,10 +94,10 @@ class ChildLifecycleTest {
             1 << 20);
     long drain = TimeUnit.MILLISECONDS.toNanos(100);
     long start = System.nanoTime();
-    Completion done = e.runToCompletion(Long.MAX_VALUE, drain);
+    ChildOutcome done = e.runToCompletion(Long.MAX_VALUE, drain);
     long took = System.nanoTime() - start;
 
-    assertThat(done.ending()).isEqualTo(Completion.Ending.EXITED);
+    assertThat(done.ending()).isEqualTo(ChildOutcome.Ending.EXITED);
     assertThat(done.exit().code()).isZero();
     assertThat(done.leftoversKilled()).isTrue();
     assertThat(new String(e.takeStdout(), StandardCharsets.UTF_8)).isEqualTo("started\n");

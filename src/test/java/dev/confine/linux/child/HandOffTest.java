@@ -3,8 +3,6 @@ package dev.confine.linux.child;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.confine.linux.loop.CallerPoll;
-import dev.confine.linux.loop.FdDriver;
 import dev.confine.linux.spawn.PendingSpawn;
 import dev.confine.linux.spawn.SpawnSpec;
 import dev.confine.linux.spawn.Spawner;
@@ -75,10 +73,16 @@ class HandOffTest {
   }
 
   @Test
-  void onlyACallerWaitingOnItsOwnThreadForAChildWithoutTerminalHandsOff() {
-    assertThat(HandOff.applies(SPEC, new CallerPoll())).isTrue();
-    assertThat(HandOff.applies(SPEC.withStdio(false, "/dev/pts/0"), new CallerPoll())).isFalse();
-    assertThat(HandOff.applies(SPEC, FdDriver.loop())).isFalse();
+  void onlyAPlatformCallerWaitingForAChildWithoutTerminalHandsOff() throws Exception {
+    ScriptedGuard handedOff = new ScriptedGuard();
+    assertThat(SpawnStrategy.of(SPEC, handedOff, true)).isEqualTo(SpawnStrategy.HANDED_OFF);
+    assertThat(SpawnStrategy.of(SPEC.withStdio(false, "/dev/pts/0"), handedOff, true))
+        .isEqualTo(SpawnStrategy.CALLER_POLLS);
+    assertThat(SpawnStrategy.of(SPEC, handedOff, false)).isEqualTo(SpawnStrategy.LOOP_WATCHES);
+    assertThat(SpawnStrategy.of(SPEC, TreeGuard.NONE, true)).isEqualTo(SpawnStrategy.CALLER_POLLS);
+    SpawnStrategy[] onVirtual = new SpawnStrategy[1];
+    Thread.ofVirtual().start(() -> onVirtual[0] = SpawnStrategy.of(SPEC, handedOff, true)).join();
+    assertThat(onVirtual[0]).isEqualTo(SpawnStrategy.LOOP_WATCHES);
   }
 
   @Test

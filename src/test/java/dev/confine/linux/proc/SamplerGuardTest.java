@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.confine.linux.cgroup.CgroupGuard;
 import dev.confine.linux.cgroup.Cgroups;
-import dev.confine.linux.child.Completion;
+import dev.confine.linux.child.ChildOutcome;
 import dev.confine.linux.child.Execution;
 import dev.confine.linux.spawn.SpawnSpec;
 import dev.confine.linux.spawn.Spawner;
@@ -49,7 +49,7 @@ class SamplerGuardTest {
         start(
             "sleep 0.3; grep '^0::' /proc/self/cgroup; setsid sleep 137 & echo $!; sleep 0.3",
             new SamplerGuard(0, 0, new CgroupGuard(cgroups, TreeLimits.NONE)));
-    Completion c = e.runToCompletion(Long.MAX_VALUE, 2_000_000_000L);
+    ChildOutcome c = e.runToCompletion(Long.MAX_VALUE, 2_000_000_000L);
     String out = new String(e.stdout(), StandardCharsets.UTF_8);
     assertThat(out.lines().findFirst().orElseThrow()).containsPattern("confine-\\d+-\\d+$");
     assertThat(c.leftoversKilled()).isTrue();
@@ -67,7 +67,7 @@ class SamplerGuardTest {
         start(
             "head -c 1073741824 /dev/zero | tail",
             new SamplerGuard(64 * MIB, 0, new CgroupGuard(cgroups, TreeLimits.NONE)));
-    Completion c = e.runToCompletion(Long.MAX_VALUE, 2_000_000_000L);
+    ChildOutcome c = e.runToCompletion(Long.MAX_VALUE, 2_000_000_000L);
     assertThat(c.exceeded()).isEqualTo(Cap.MEMORY);
     assertThat(c.usage().peakMemoryBytes()).isGreaterThanOrEqualTo(64 * MIB);
   }
