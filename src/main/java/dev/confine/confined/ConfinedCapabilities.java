@@ -6,12 +6,12 @@ import static dev.confine.confined.ConfinedRunner.confinement;
 import dev.confine.Capability;
 import dev.confine.Capability.Dimension;
 import dev.confine.linux.Caps;
+import dev.confine.linux.Engine;
 import dev.confine.linux.confinement.ConfinementThreads.Network;
 import dev.confine.linux.confinement.Credentials;
 import dev.confine.linux.confinement.Landlock;
 import dev.confine.linux.confinement.SeccompFilter;
 import dev.confine.linux.confinement.ThreadNamespaces;
-import dev.confine.linux.sys.NativeAccess;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -36,7 +36,7 @@ final class ConfinedCapabilities {
   /** The rows, one per dimension, always in the same order. */
   List<Capability> rows() {
     List<Capability> rows = new ArrayList<>();
-    String engine = NativeAccess.availability().unavailabilityCause().orElse(null);
+    String engine = Engine.availability().unavailabilityCause().orElse(null);
     if (engine != null) {
       for (Dimension d : Dimension.values()) {
         rows.add(new Capability(d, false, engine));

@@ -20,6 +20,7 @@ import dev.confine.host.HostSession;
 import dev.confine.host.ProcessRegistry;
 import dev.confine.host.WorkDir;
 import dev.confine.linux.Caps;
+import dev.confine.linux.Engine;
 import dev.confine.linux.confinement.ConfinementException;
 import dev.confine.linux.confinement.ConfinementThreads;
 import dev.confine.linux.confinement.ConfinementThreads.Confinement;
@@ -29,7 +30,6 @@ import dev.confine.linux.confinement.Landlock;
 import dev.confine.linux.confinement.SeccompFilter;
 import dev.confine.linux.confinement.ThreadNamespaces;
 import dev.confine.linux.sys.Availability;
-import dev.confine.linux.sys.NativeAccess;
 import dev.confine.linux.tree.TreeGuard;
 import dev.confine.session.ProcessInfo;
 import dev.confine.session.ProcessManager;
@@ -143,7 +143,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
     this.defaultMaxOutputBytes = defaultMaxOutputBytes;
     this.hostEnvironment = new HostEnvironment(hostEnvironment);
     this.enforcement =
-        !NativeAccess.availability().isAvailable() || !confinement().isAvailable()
+        !Engine.availability().isAvailable() || !confinement().isAvailable()
             ? Enforcement.NONE
             : caps.enforcement(
                     Enforcement.builder()
@@ -311,7 +311,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
 
   /** Refuses what this host cannot enforce; the network the children get. */
   private Network checkPolicy(ExecOptions opts) {
-    NativeAccess.availability().ensureAvailable();
+    Engine.availability().ensureAvailable();
     confinement().prefixed("the confinement ").ensureAvailable();
     if (user != null && Credentials.processUid() != 0) {
       throw unavailable(
@@ -571,7 +571,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
       }
       Path resolvedRoot = RootedPaths.resolveRoot(rootDir);
       List<String> resolved = resolveWritable(resolvedRoot);
-      if (NativeAccess.availability().isAvailable()) {
+      if (Engine.availability().isAvailable()) {
         for (Path p : union(resolvedRoot, resolved)) {
           Landlock.deviceDirectoryRefusal(p.toString())
               .ifPresent(
@@ -581,7 +581,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
         }
       }
       ScratchDirectories scratch = ScratchDirectories.create(user);
-      if (NativeAccess.availability().isAvailable()) {
+      if (Engine.availability().isAvailable()) {
         ConfinementThreads.startEngineThreads();
       }
       return new ConfinedRunner(
@@ -591,7 +591,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
           readOnlyHost,
           user,
           scratch,
-          NativeAccess.availability().isAvailable()
+          Engine.availability().isAvailable()
               ? Caps.of(caps, cgroupParent)
               : Caps.unavailable("the engine cannot run here"),
           maxOutputBytes,

@@ -21,7 +21,7 @@ import dev.confine.host.HostSession;
 import dev.confine.host.ProcessRegistry;
 import dev.confine.host.WorkDir;
 import dev.confine.linux.Caps;
-import dev.confine.linux.sys.NativeAccess;
+import dev.confine.linux.Engine;
 import dev.confine.session.ProcessInfo;
 import dev.confine.session.ProcessManager;
 import dev.confine.session.ProcessSession;
@@ -67,7 +67,7 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
     this.hostEnvironment = new HostEnvironment(hostEnvironment);
     this.caps = caps;
     this.enforcement =
-        !NativeAccess.availability().isAvailable()
+        !Engine.availability().isAvailable()
             ? Enforcement.NONE
             : caps.enforcement(Enforcement.builder().envAllowList(true)).build();
   }
@@ -101,7 +101,7 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
   @Override
   public List<Capability> capabilities() {
     List<Capability> rows = new ArrayList<>();
-    String engine = NativeAccess.availability().unavailabilityCause().orElse(null);
+    String engine = Engine.availability().unavailabilityCause().orElse(null);
     rows.add(
         engine == null
             ? new Capability(
@@ -186,7 +186,7 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
   }
 
   private void checkPolicy(ExecOptions opts) {
-    NativeAccess.availability().ensureAvailable();
+    Engine.availability().ensureAvailable();
     if (opts.net().mode() != NetMode.DEFAULT) {
       throw SandboxException.of(
           Kind.NOT_AVAILABLE,
@@ -257,7 +257,7 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
         throw SandboxException.of(Kind.VALIDATION, "local runner root must be set");
       }
       Caps plan =
-          NativeAccess.availability().isAvailable()
+          Engine.availability().isAvailable()
               ? Caps.of(caps, cgroupParent)
               : Caps.unavailable("the engine cannot run here");
       return new LocalRunner(

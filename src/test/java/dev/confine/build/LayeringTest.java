@@ -1,6 +1,10 @@
 package dev.confine.build;
 
+import static com.tngtech.archunit.base.DescribedPredicate.not;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.equivalentTo;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
 import com.tngtech.archunit.core.domain.JavaClasses;
@@ -14,7 +18,10 @@ import org.junit.jupiter.api.Test;
  * .session}); the backends ({@code .local}, {@code .confined}), which never know each other; what
  * every host-process backend shares ({@code .host}, internal); the OS engine ({@code .linux..},
  * internal), the only code that touches {@code java.lang.foreign} or the generated bindings; and
- * the command ({@code .cli}), which no library code knows.
+ * the command ({@code .cli}), which no library code knows. Inside the engine, each package knows
+ * only those below it: from the front door ({@code Engine}, {@code Caps}) down through the child's
+ * life, confinement, cgroups, the /proc sampler, the tree guard, the event loop and spawning to the
+ * system calls.
  */
 class LayeringTest {
   private static final String API = "dev.confine";
@@ -116,6 +123,76 @@ class LayeringTest {
         .should()
         .dependOnClassesThat()
         .resideInAnyPackage(SESSION, LOCAL, CONFINED, HOST, CLI)
+        .check(MAIN);
+  }
+
+  @Test
+  void theLocalBackendKnowsTheEngineOnlyByItsFrontDoor() {
+    noClasses()
+        .that()
+        .resideInAPackage(LOCAL)
+        .should()
+        .dependOnClassesThat(
+            resideInAPackage("dev.confine.linux.(*)..")
+                .and(not(equivalentTo(dev.confine.linux.sys.Availability.class))))
+        .because(
+            "a backend asks the engine (Engine, Caps, and the Availability they answer with),"
+                + " never its mechanisms")
+        .check(MAIN);
+  }
+
+  @Test
+  void noBackendAndNothingSharedReachesTheEngineMechanismsBehindCapsAndTheLoop() {
+    noClasses()
+        .that()
+        .resideInAnyPackage(LOCAL, CONFINED, HOST, CLI)
+        .should()
+        .dependOnClassesThat()
+        .resideInAnyPackage(
+            "dev.confine.linux.loop..", "dev.confine.linux.cgroup..", "dev.confine.linux.proc..")
+        .because("caps and tree tracking are chosen once, in the engine's Caps")
+        .check(MAIN);
+  }
+
+  @Test
+  void theEnginePackagesAreLayeredByJob() {
+    layeredArchitecture()
+        .consideringOnlyDependenciesInLayers()
+        .layer("front door")
+        .definedBy("dev.confine.linux")
+        .layer("child")
+        .definedBy("dev.confine.linux.child..")
+        .layer("confinement")
+        .definedBy("dev.confine.linux.confinement..")
+        .layer("cgroup")
+        .definedBy("dev.confine.linux.cgroup..")
+        .layer("proc")
+        .definedBy("dev.confine.linux.proc..")
+        .layer("tree")
+        .definedBy("dev.confine.linux.tree..")
+        .layer("loop")
+        .definedBy("dev.confine.linux.loop..")
+        .layer("spawn")
+        .definedBy("dev.confine.linux.spawn..")
+        .layer("sys")
+        .definedBy("dev.confine.linux.sys..")
+        .whereLayer("front door")
+        .mayNotBeAccessedByAnyLayer()
+        .whereLayer("child")
+        .mayOnlyBeAccessedByLayers("front door")
+        .whereLayer("confinement")
+        .mayOnlyBeAccessedByLayers("front door")
+        .whereLayer("cgroup")
+        .mayOnlyBeAccessedByLayers("front door")
+        .whereLayer("proc")
+        .mayOnlyBeAccessedByLayers("front door", "cgroup", "confinement")
+        .whereLayer("tree")
+        .mayOnlyBeAccessedByLayers("front door", "child", "confinement", "cgroup", "proc")
+        .whereLayer("loop")
+        .mayOnlyBeAccessedByLayers("front door", "child", "confinement")
+        .whereLayer("spawn")
+        .mayOnlyBeAccessedByLayers(
+            "front door", "child", "confinement", "cgroup", "proc", "tree", "loop")
         .check(MAIN);
   }
 

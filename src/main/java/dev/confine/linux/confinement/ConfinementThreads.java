@@ -1,6 +1,5 @@
 package dev.confine.linux.confinement;
 
-import dev.confine.linux.child.Execution;
 import dev.confine.linux.libc.LibC;
 import dev.confine.linux.loop.EventLoop;
 import dev.confine.linux.proc.ProcCapsWatcher;
@@ -185,7 +184,7 @@ public final class ConfinementThreads {
   /**
    * A guard that spawns under {@code confinement} and holds the tree with {@code tree} (a cgroup,
    * the sampler, or {@link TreeGuard#NONE}): the confinement thread takes the tree's placement
-   * steps around the spawn ({@link TreeGuard#placement}), the caller the rest. An {@link Execution}
+   * steps around the spawn ({@link TreeGuard#placement}), the caller the rest. An {@code Execution}
    * of a platform thread hands its spawn over without waiting for it ({@link TreeGuard.HandedOff})
    * unless the child must be moved under a cap right after its spawn; everything else spawns as
    * {@link #spawn} does. The guard owns {@code tree}.

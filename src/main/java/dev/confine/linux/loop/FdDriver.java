@@ -1,13 +1,12 @@
 package dev.confine.linux.loop;
 
-import dev.confine.linux.child.Execution;
 import dev.confine.linux.spawn.Reaping;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 
 /**
- * Where an {@link Execution}'s fds are watched and its handlers run: on the shared {@link
+ * Where an {@code Execution}'s fds are watched and its handlers run: on the shared {@link
  * EventLoop}, or on the waiting caller's own thread ({@link CallerPoll}). Handlers are written
  * once, against this interface; only the waiting differs.
  */

@@ -1,6 +1,5 @@
 package dev.confine.linux.proc;
 
-import dev.confine.linux.cgroup.CgroupGuard;
 import dev.confine.linux.spawn.SpawnPlacement;
 import dev.confine.linux.spawn.SpawnSpec;
 import dev.confine.linux.spawn.Spawner;
@@ -108,7 +107,7 @@ public final class SamplerGuard implements TreeGuard {
     return h != null && h.lastLook();
   }
 
-  /** Only with a cgroup tracker that does (see {@link CgroupGuard#holdsEveryProcess()}). */
+  /** Only with a cgroup tracker that does (see {@code CgroupGuard.holdsEveryProcess()}). */
   @Override
   public boolean holdsEveryProcess() {
     return tracker != null && tracker.holdsEveryProcess();

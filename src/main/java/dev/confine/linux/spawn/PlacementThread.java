@@ -1,6 +1,5 @@
 package dev.confine.linux.spawn;
 
-import dev.confine.linux.cgroup.Cgroups;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -11,7 +10,7 @@ import java.util.function.Supplier;
  * The platform threads that spawn into v1 cgroups for virtual threads: one moves itself into the
  * child's cgroups, spawns, and moves back, so the child is inside from its first instruction. A
  * virtual thread cannot do that itself, since it could change carriers between the moves; a
- * platform caller does it on its own thread (see {@link Cgroups#spawn}). Every exec is tracked by a
+ * platform caller does it on its own thread (see {@code Cgroups.spawn}). Every exec is tracked by a
  * cgroup, so concurrent virtual threads' spawns share a few such threads (as many as there are
  * CPUs, 2 to 4), not one: a spawn waits for its child's exec, during which another can start.
  */

@@ -2,17 +2,13 @@ package dev.confine.linux.sys;
 
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
-import dev.confine.linux.cgroup.Cgroups;
-import dev.confine.linux.confinement.Landlock;
-import dev.confine.linux.confinement.SeccompFilter;
-import dev.confine.linux.confinement.ThreadNamespaces;
 import java.util.Objects;
 import java.util.Optional;
 
 /**
  * Whether a mechanism works on this host, and if not why, in words a user can act on: the one shape
- * of every probe of the engine ({@link NativeAccess}, {@link Landlock}, {@link SeccompFilter},
- * {@link ThreadNamespaces}' two namespaces, {@link Cgroups#probe}, the /proc sampler, spawning into
+ * of every probe of the engine ({@link NativeAccess}, {@code Landlock}, {@code SeccompFilter},
+ * {@code ThreadNamespaces}' two namespaces, {@code Cgroups.probe}, the /proc sampler, spawning into
  * a cgroup), in the style of Netty's {@code Epoll}.
  */
 public interface Availability {

@@ -1,6 +1,5 @@
 package dev.confine.linux.tree;
 
-import dev.confine.linux.child.Execution;
 import dev.confine.linux.spawn.PendingSpawn;
 import dev.confine.linux.spawn.SpawnPlacement;
 import dev.confine.linux.spawn.SpawnSpec;
@@ -9,7 +8,7 @@ import dev.confine.linux.sys.EngineException;
 
 /**
  * What holds a process tree beyond its process group, and enforces its caps: a cgroup, the /proc
- * sampler, or nothing. One guard per exec or session; {@link Execution} drives it.
+ * sampler, or nothing. One guard per exec or session; {@code Execution} drives it.
  */
 public interface TreeGuard extends AutoCloseable {
   /** Spawns {@code spec} so that the guard holds the child from its first instruction on. */
@@ -70,7 +69,7 @@ public interface TreeGuard extends AutoCloseable {
   TreeGuard NONE = Spawner::spawn;
 
   /**
-   * A guard whose spawns run on another thread (a confinement thread). An {@link Execution} whose
+   * A guard whose spawns run on another thread (a confinement thread). An {@code Execution} whose
    * caller waits on its own thread submits the spawn with pipes it made and sleeps on their parent
    * ends: the child's output or exit wakes it, not the end of the spawn, which would make a third
    * runnable thread while the child starts.
