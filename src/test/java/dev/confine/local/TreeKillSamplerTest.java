@@ -21,6 +21,12 @@ class TreeKillSamplerTest extends TreeKillScenariosTest {
   }
 
   @Override
+  protected String linger() {
+    // A sample comes every few milliseconds; a loaded machine can starve the sampler for longer.
+    return "; sleep 1";
+  }
+
+  @Override
   protected boolean raceFree() {
     return false;
   }

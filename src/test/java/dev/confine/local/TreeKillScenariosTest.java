@@ -72,6 +72,14 @@ public abstract class TreeKillScenariosTest {
     return "";
   }
 
+  /**
+   * What the leader runs after its escapee started, before it exits, where the mechanism must see
+   * the escapee while it is still the leader's child (the sampler: see {@link #blindSpot}).
+   */
+  protected String linger() {
+    return "";
+  }
+
   /** The runner under test, rooted at {@code root}; a LocalRunner of {@link #mechanism()}. */
   protected Runner build(Path root) {
     return LocalRunner.builder(root.toString()).caps(mechanism()).build();
@@ -248,7 +256,8 @@ public abstract class TreeKillScenariosTest {
                 "-c",
                 settle()
                     + "setsid sh -c 'echo $$ > escapee; exec sleep 137' <&- >&- 2>&- &"
-                    + " while [ ! -s escapee ]; do sleep 0.01; done"),
+                    + " while [ ! -s escapee ]; do sleep 0.01; done"
+                    + linger()),
             null);
     assertThat(killed.leftoversKilled()).isTrue();
     assertGone(pidIn("escapee"));
