@@ -95,17 +95,15 @@ final class ConfinedCapabilities {
     rows.add(capabilitiesRow(none));
     rows.add(userRow(none));
     rows.add(
-        none != null
-            ? new Capability(Dimension.OTHER_PROCESSES, false, none)
-            : new Capability(
-                Dimension.OTHER_PROCESSES,
-                true,
-                "seccomp refuses (EPERM) prlimit64, sched_setaffinity, sched_setscheduler,"
-                    + " sched_setparam, sched_setattr, migrate_pages and move_pages for any pid but"
-                    + " 0 (the caller: a program that names its own pid is refused too),"
-                    + " setpriority and ioprio_set for anything but the caller's own process or"
-                    + " process group, and kcmp; Landlock refuses ptrace and reading another"
-                    + " process's memory, environment or maps outside the sandbox"));
+        held(
+            Dimension.OTHER_PROCESSES,
+            none,
+            "seccomp refuses (EPERM) prlimit64, sched_setaffinity, sched_setscheduler,"
+                + " sched_setparam, sched_setattr, migrate_pages and move_pages for any pid but"
+                + " 0 (the caller: a program that names its own pid is refused too),"
+                + " setpriority and ioprio_set for anything but the caller's own process or"
+                + " process group, and kcmp; Landlock refuses ptrace and reading another"
+                + " process's memory, environment or maps outside the sandbox"));
     rows.add(
         none != null
             ? new Capability(Dimension.SIGNAL_SCOPING, false, none)
@@ -129,13 +127,11 @@ final class ConfinedCapabilities {
     }
     rows.add(readOnlyHostRow(none));
     rows.add(
-        none != null
-            ? new Capability(Dimension.NO_NEW_PRIVS, false, none)
-            : new Capability(
-                Dimension.NO_NEW_PRIVS,
-                true,
-                "set for every child (Landlock and seccomp need it): setuid and file-capability"
-                    + " programs (sudo, su, some pings) run without their privileges"));
+        held(
+            Dimension.NO_NEW_PRIVS,
+            none,
+            "set for every child (Landlock and seccomp need it): setuid and file-capability"
+                + " programs (sudo, su, some pings) run without their privileges"));
     if (none != null) {
       for (Dimension d :
           List.of(
@@ -177,6 +173,11 @@ final class ConfinedCapabilities {
     all.add(root.toString());
     all.addAll(writable);
     return all;
+  }
+
+  /** {@code d} held as {@code how}, or not held because {@code none} (when it is not null). */
+  private static Capability held(Dimension d, String none, String how) {
+    return none != null ? new Capability(d, false, none) : new Capability(d, true, how);
   }
 
   private static Capability capabilitiesRow(String none) {

@@ -235,30 +235,36 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
         opts.hasTimeout()
             ? HostExec.saturatedDeadline(System.nanoTime(), opts.timeout())
             : Long.MAX_VALUE;
-    Confinement confinement = confinement(checkPolicy(opts));
-    WorkDir workDir = HostExec.workDir(root, cmd, opts);
-    TreeGuard guard = ConfinementThreads.guard(confinement, caps.guardFor(cmd, opts));
-    Path tmp = takeScratch(cmd, guard);
+    Prepared p = prepare(cmd, opts);
     try {
       return HostExec.run(
           request,
-          workDir,
-          environment(opts, tmp),
+          p.workDir(),
+          environment(opts, p.tmp()),
           HostExec.outputCap(opts, defaultMaxOutputBytes),
-          guard,
+          p.guard(),
           deadline);
     } catch (ConfinementException e) {
       throw notApplied(cmd, e);
     } finally {
       // Reused only if nothing the exec started can still write into it.
-      scratch.giveBack(tmp, guard.holdsEveryProcess());
+      scratch.giveBack(p.tmp(), p.guard().holdsEveryProcess());
     }
   }
 
-  /** A private TMPDIR for {@code cmd}; the guard closed if there is none to give. */
-  private Path takeScratch(String cmd, TreeGuard guard) {
+  /** What an exec or a session of {@code cmd} runs with: checked, guarded, with its TMPDIR. */
+  private record Prepared(WorkDir workDir, TreeGuard guard, Path tmp) {}
+
+  /**
+   * Checks {@code opts} and the working directory, makes the guard (caps inside the confinement)
+   * and takes a private TMPDIR; the guard is closed if there is none to give.
+   */
+  private Prepared prepare(String cmd, ExecOptions opts) {
+    Confinement confinement = confinement(checkPolicy(opts));
+    WorkDir workDir = HostExec.workDir(root, cmd, opts);
+    TreeGuard guard = ConfinementThreads.guard(confinement, caps.guardFor(cmd, opts));
     try {
-      return scratch.take(cmd);
+      return new Prepared(workDir, guard, scratch.take(cmd));
     } catch (RuntimeException e) {
       guard.close();
       throw e;
@@ -288,23 +294,20 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
     ExecRequest request = HostSession.request(spec);
     ExecOptions opts = request.options();
     String cmd = request.command();
-    Confinement confinement = confinement(checkPolicy(opts));
-    WorkDir workDir = HostExec.workDir(root, cmd, opts);
-    TreeGuard guard = ConfinementThreads.guard(confinement, caps.guardFor(cmd, opts));
-    Path tmp = takeScratch(cmd, guard);
+    Prepared p = prepare(cmd, opts);
     try {
       return HostSession.start(
           spec,
-          workDir,
-          environment(opts, tmp),
-          guard,
+          p.workDir(),
+          environment(opts, p.tmp()),
+          p.guard(),
           HostExec.outputCap(opts, defaultMaxOutputBytes),
-          () -> scratch.giveBack(tmp, guard.holdsEveryProcess()));
+          () -> scratch.giveBack(p.tmp(), p.guard().holdsEveryProcess()));
     } catch (ConfinementException e) {
-      scratch.giveBack(tmp, false);
+      scratch.giveBack(p.tmp(), false);
       throw notApplied(cmd, e);
     } catch (RuntimeException e) {
-      scratch.giveBack(tmp, false);
+      scratch.giveBack(p.tmp(), false);
       throw e;
     }
   }

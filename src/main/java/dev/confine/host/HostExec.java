@@ -45,8 +45,31 @@ public final class HostExec {
     return WorkDir.check(root, cmd, opts.workDir());
   }
 
+  /** The working directory opened for a spawn, and the program to run in it. */
+  record Program(WorkDirectory dir, String executable) {}
+
+  /**
+   * Opens {@code workDir} for {@code cmd} and finds its program there. When either fails, what was
+   * opened and {@code guard} are closed before the error is thrown: nothing was spawned, so a
+   * cgroup made for this child goes at once.
+   */
+  static Program program(WorkDir workDir, String cmd, TreeGuard guard) {
+    try {
+      WorkDirectory dir = workDir.open(cmd);
+      try {
+        return new Program(dir, executable(cmd, dir));
+      } catch (RuntimeException e) {
+        dir.close();
+        throw e;
+      }
+    } catch (RuntimeException e) {
+      guard.close();
+      throw e;
+    }
+  }
+
   /** The program to spawn for {@code cmd}: NOT_FOUND or FORBIDDEN when there is none to run. */
-  public static String executable(String cmd, WorkDirectory workDir) {
+  private static String executable(String cmd, WorkDirectory workDir) {
     return switch (ExecutableLookup.find(
         cmd, workDir, HostEnvironment.ofThisProcess().get("PATH"))) {
       case ExecutableLookup.Found f -> f.path();
@@ -84,27 +107,19 @@ public final class HostExec {
     List<String> argv = new ArrayList<>(request.args().size() + 1);
     argv.add(cmd);
     argv.addAll(request.args());
-    WorkDirectory dir;
-    String executable;
     long cap;
     try {
       cap = captureCap(cmd, outputCap, opts.resources().maxOutputBytes() > 0);
-      dir = workDir.open(cmd);
-      try {
-        executable = executable(cmd, dir);
-      } catch (RuntimeException e) {
-        dir.close();
-        throw e;
-      }
     } catch (RuntimeException e) {
       guard.close(); // nothing was spawned: a cgroup made for this exec goes at once
       throw e;
     }
+    Program program = program(workDir, cmd, guard);
     // Open until the exec is over; a spawn still using it then closes it when it ends.
-    try (dir) {
+    try (WorkDirectory dir = program.dir()) {
       ChildSpec spec =
           new ChildSpec(
-              new SpawnSpec(executable, argv, env, dir, opts.hasStdin()),
+              new SpawnSpec(program.executable(), argv, env, dir, opts.hasStdin()),
               opts.stdin(),
               opts.stdinStream(),
               cap,

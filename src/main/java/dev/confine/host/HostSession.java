@@ -88,23 +88,10 @@ public final class HostSession
     String command = spec.argv().get(0);
     Duration timeout = spec.options().timeout();
     HostSession session = new HostSession(spec.id(), command, timeout, maxLogBytes, onClose);
-    WorkDirectory dir;
-    String executable;
-    try {
-      dir = workDir.open(command);
-      try {
-        executable = HostExec.executable(command, dir);
-      } catch (RuntimeException e) {
-        dir.close();
-        throw e;
-      }
-    } catch (RuntimeException e) {
-      guard.close(); // nothing was spawned: a cgroup made for this session goes at once
-      throw e;
-    }
+    HostExec.Program program = HostExec.program(workDir, command, guard);
     // The spawn is over when SessionProcess.start returns: the directory can go then.
-    try (dir) {
-      SpawnSpec spawn = new SpawnSpec(executable, spec.argv(), env, dir, true);
+    try (WorkDirectory dir = program.dir()) {
+      SpawnSpec spawn = new SpawnSpec(program.executable(), spec.argv(), env, dir, true);
       session.process =
           Engine.startSession(
               spawn,
@@ -190,38 +177,37 @@ public final class HostSession
 
   @Override
   public ProcessOutput read(long afterSeq, int maxBytes) throws InterruptedException {
-    return read(afterSeq, maxBytes, Long.MAX_VALUE);
+    return whileOpen(() -> log.read(afterSeq, maxBytes, Long.MAX_VALUE));
   }
 
   @Override
   public ProcessOutput read(long afterSeq, int maxBytes, Duration timeout)
       throws InterruptedException {
-    return read(afterSeq, maxBytes, HostExec.saturatedDeadline(System.nanoTime(), timeout));
+    long deadline = HostExec.saturatedDeadline(System.nanoTime(), timeout);
+    return whileOpen(() -> log.read(afterSeq, maxBytes, deadline));
   }
 
   @Override
   public OutputRead read(long afterSeq, ByteBuffer into) throws InterruptedException {
-    return read(afterSeq, into, Long.MAX_VALUE);
+    return whileOpen(() -> log.read(afterSeq, into, Long.MAX_VALUE));
   }
 
   @Override
   public OutputRead read(long afterSeq, ByteBuffer into, Duration timeout)
       throws InterruptedException {
-    return read(afterSeq, into, HostExec.saturatedDeadline(System.nanoTime(), timeout));
+    long deadline = HostExec.saturatedDeadline(System.nanoTime(), timeout);
+    return whileOpen(() -> log.read(afterSeq, into, deadline));
   }
 
-  private OutputRead read(long afterSeq, ByteBuffer into, long deadline)
-      throws InterruptedException {
-    ensureOpen();
-    OutputRead out = log.read(afterSeq, into, deadline);
-    ensureOpen(); // as in the chunk read below
-    return out;
+  /** A read of the log that may wait. */
+  @FunctionalInterface
+  private interface LogRead<T> {
+    T read() throws InterruptedException;
   }
 
-  private ProcessOutput read(long afterSeq, int maxBytes, long deadline)
-      throws InterruptedException {
+  private <T> T whileOpen(LogRead<T> read) throws InterruptedException {
     ensureOpen();
-    ProcessOutput out = log.read(afterSeq, maxBytes, deadline);
+    T out = read.read();
     // A close while this read waited ends the process first, which finishes the log: the reader
     // must still learn that the session is closed, not take the kill for an ordinary end.
     ensureOpen();

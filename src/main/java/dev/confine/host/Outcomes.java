@@ -5,6 +5,7 @@ import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
 import dev.confine.linux.child.ChildOutcome;
 import java.time.Duration;
+import java.util.Locale;
 
 /**
  * How a child that ran ended, as an error, for an exec and a session alike: the one place that
@@ -13,46 +14,32 @@ import java.time.Duration;
 final class Outcomes {
   private Outcomes() {}
 
-  /** What ran, which the messages name. */
+  /** What ran, as the messages name it. */
   enum Subject {
-    EXEC {
-      @Override
-      String doing(String cmd) {
-        return "executing " + cmd;
-      }
+    EXEC("executing %s", "exec %s: deadline exceeded (timeout %s)", "exec %s: %s"),
+    SESSION("running process %s", "process %s exceeded its timeout (%s)", "process wait: %2$s");
 
-      @Override
-      String timedOut(String cmd, Duration timeout) {
-        return "exec " + cmd + ": deadline exceeded (timeout " + HostExec.format(timeout) + ")";
-      }
+    private final String doing;
+    private final String timedOut;
+    private final String unreaped;
 
-      @Override
-      String unreaped(String cmd, String why) {
-        return "exec " + cmd + ": " + why;
-      }
-    },
-    SESSION {
-      @Override
-      String doing(String cmd) {
-        return "running process " + cmd;
-      }
+    Subject(String doing, String timedOut, String unreaped) {
+      this.doing = doing;
+      this.timedOut = timedOut;
+      this.unreaped = unreaped;
+    }
 
-      @Override
-      String timedOut(String cmd, Duration timeout) {
-        return "process " + cmd + " exceeded its timeout (" + HostExec.format(timeout) + ")";
-      }
+    String doing(String cmd) {
+      return String.format(Locale.ROOT, doing, cmd);
+    }
 
-      @Override
-      String unreaped(String cmd, String why) {
-        return "process wait: " + why;
-      }
-    };
+    String timedOut(String cmd, Duration timeout) {
+      return String.format(Locale.ROOT, timedOut, cmd, HostExec.format(timeout));
+    }
 
-    abstract String doing(String cmd);
-
-    abstract String timedOut(String cmd, Duration timeout);
-
-    abstract String unreaped(String cmd, String why);
+    String unreaped(String cmd, String why) {
+      return String.format(Locale.ROOT, unreaped, cmd, why);
+    }
   }
 
   /**

@@ -23,8 +23,37 @@ public sealed interface TreeCgroup permits V1TreeCgroup, V2TreeCgroup {
   /** Whether the kernel's OOM killer killed a process of the tree. */
   boolean oomKilled() throws IOException;
 
-  /** What the tree consumed, as far as this cgroup measures it. */
-  TreeUsage usage();
+  /**
+   * What the tree consumed, as far as this cgroup measures it: best effort, so what cannot be read
+   * stays unmeasured.
+   */
+  default TreeUsage usage() {
+    long peak = -1;
+    CpuTimes cpu = CpuTimes.UNMEASURED;
+    boolean pidsHit = false;
+    try {
+      peak = peakMemoryBytes();
+      cpu = cpuTimes();
+      pidsHit = pidsLimitHit();
+    } catch (IOException | NumberFormatException e) {
+      // what could not be read stays unmeasured
+    }
+    return new TreeUsage(peak, cpu.userNanos(), cpu.systemNanos(), pidsHit);
+  }
+
+  /** The tree's peak memory in bytes, or -1 where this cgroup does not measure it. */
+  long peakMemoryBytes() throws IOException;
+
+  /** The tree's CPU time by user and system, as far as this cgroup measures it. */
+  CpuTimes cpuTimes() throws IOException;
+
+  /** Whether the tree hit its process cap. */
+  boolean pidsLimitHit() throws IOException;
+
+  /** CPU time in nanoseconds; -1 where not measured. */
+  record CpuTimes(long userNanos, long systemNanos) {
+    static final CpuTimes UNMEASURED = new CpuTimes(-1, -1);
+  }
 
   /**
    * Kills what is left, waits (bounded) until the cgroup is empty and removes its directories.

@@ -3,7 +3,6 @@ package dev.confine.linux.cgroup;
 import dev.confine.linux.libc.LibC;
 import dev.confine.linux.sys.Syscalls;
 import dev.confine.linux.tree.TreeLimits;
-import dev.confine.linux.tree.TreeUsage;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -604,31 +603,30 @@ final class V1TreeCgroup implements TreeCgroup {
   }
 
   @Override
-  public TreeUsage usage() {
-    long peak = -1;
-    long user = -1;
-    long sys = -1;
-    boolean pidsHit = false;
-    try {
-      Path mem = dirs.get("memory");
-      if (mem != null) {
-        // What earlier trees left charged (at most MAX_RESIDUAL_BYTES) is not this tree's peak.
-        long max = Long.parseLong(read(mem.resolve("memory.max_usage_in_bytes")));
-        peak = Math.max(0, max - residualBytes);
-      }
-      Path acct = dirs.get("cpuacct");
-      if (acct != null && CgroupFiles.exists(acct.resolve("cpuacct.usage_user"))) {
-        user = Long.parseLong(read(acct.resolve("cpuacct.usage_user")));
-        sys = Long.parseLong(read(acct.resolve("cpuacct.usage_sys")));
-      }
-      Path pids = dirs.get("pids");
-      if (pids != null) {
-        pidsHit = keyed(pids.resolve("pids.events"), "max") > pidsMaxEventsBefore;
-      }
-    } catch (IOException | NumberFormatException e) {
-      // usage is best effort: what could not be read stays unmeasured
+  public long peakMemoryBytes() throws IOException {
+    Path mem = dirs.get("memory");
+    // What earlier trees left charged (at most MAX_RESIDUAL_BYTES) is not this tree's peak.
+    return mem == null
+        ? -1
+        : Math.max(
+            0, Long.parseLong(read(mem.resolve("memory.max_usage_in_bytes"))) - residualBytes);
+  }
+
+  @Override
+  public CpuTimes cpuTimes() throws IOException {
+    Path acct = dirs.get("cpuacct");
+    if (acct == null || !CgroupFiles.exists(acct.resolve("cpuacct.usage_user"))) {
+      return CpuTimes.UNMEASURED;
     }
-    return new TreeUsage(peak, user, sys, pidsHit);
+    return new CpuTimes(
+        Long.parseLong(read(acct.resolve("cpuacct.usage_user"))),
+        Long.parseLong(read(acct.resolve("cpuacct.usage_sys"))));
+  }
+
+  @Override
+  public boolean pidsLimitHit() throws IOException {
+    Path pids = dirs.get("pids");
+    return pids != null && keyed(pids.resolve("pids.events"), "max") > pidsMaxEventsBefore;
   }
 
   @Override

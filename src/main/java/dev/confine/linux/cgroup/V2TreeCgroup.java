@@ -6,7 +6,6 @@ import dev.confine.linux.proc.ProcFiles;
 import dev.confine.linux.sys.ErrnoException;
 import dev.confine.linux.sys.Syscalls;
 import dev.confine.linux.tree.TreeLimits;
-import dev.confine.linux.tree.TreeUsage;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -204,27 +203,22 @@ final class V2TreeCgroup implements TreeCgroup {
   }
 
   @Override
-  public TreeUsage usage() {
-    long peak = -1;
-    long user = -1;
-    long sys = -1;
-    boolean pidsHit = false;
-    try {
-      Path peakFile = dir.resolve("memory.peak");
-      if (CgroupFiles.exists(peakFile)) {
-        peak = Long.parseLong(TreeCgroup.read(peakFile));
-      }
-      Path stat = dir.resolve("cpu.stat");
-      user = TreeCgroup.keyed(stat, "user_usec") * 1000;
-      sys = TreeCgroup.keyed(stat, "system_usec") * 1000;
-      Path pids = dir.resolve("pids.events");
-      if (CgroupFiles.exists(pids)) {
-        pidsHit = TreeCgroup.keyed(pids, "max") > 0;
-      }
-    } catch (IOException | NumberFormatException e) {
-      // usage is best effort: what could not be read stays unmeasured
-    }
-    return new TreeUsage(peak, user, sys, pidsHit);
+  public long peakMemoryBytes() throws IOException {
+    Path peak = dir.resolve("memory.peak");
+    return CgroupFiles.exists(peak) ? Long.parseLong(TreeCgroup.read(peak)) : -1;
+  }
+
+  @Override
+  public CpuTimes cpuTimes() throws IOException {
+    Path stat = dir.resolve("cpu.stat");
+    return new CpuTimes(
+        TreeCgroup.keyed(stat, "user_usec") * 1000, TreeCgroup.keyed(stat, "system_usec") * 1000);
+  }
+
+  @Override
+  public boolean pidsLimitHit() throws IOException {
+    Path pids = dir.resolve("pids.events");
+    return CgroupFiles.exists(pids) && TreeCgroup.keyed(pids, "max") > 0;
   }
 
   @Override

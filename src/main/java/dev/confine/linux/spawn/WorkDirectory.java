@@ -1,6 +1,7 @@
 package dev.confine.linux.spawn;
 
 import dev.confine.linux.libc.LibC;
+import dev.confine.linux.sys.ErrnoException;
 import dev.confine.linux.sys.Syscalls;
 import java.io.Serial;
 import java.lang.foreign.Arena;
@@ -65,33 +66,19 @@ public final class WorkDirectory implements AutoCloseable {
    * component or a non-directory. For {@link Part#ROOT}: {@code ELOOP} means a symlink now lies on
    * the root's path.
    */
-  public static final class OpenFailed extends RuntimeException {
+  public static final class OpenFailed extends ErrnoException {
     @Serial private static final long serialVersionUID = 1L;
 
     private final Part part;
-    private final int errno;
 
     OpenFailed(Part part, String path, int errno) {
-      super(
-          (part == Part.ROOT ? "open root " : "open work dir ")
-              + path
-              + ": "
-              + Syscalls.strerror(errno)
-              + " (errno "
-              + errno
-              + ")");
+      super((part == Part.ROOT ? "open root " : "open work dir ") + path, errno);
       this.part = part;
-      this.errno = errno;
     }
 
     /** Which part failed. */
     public Part part() {
       return part;
-    }
-
-    /** The errno value. */
-    public int errno() {
-      return errno;
     }
   }
 

@@ -3,7 +3,7 @@ package dev.confine.linux.sys;
 import java.io.Serial;
 
 /** A libc call that failed with an errno value. */
-public final class ErrnoException extends RuntimeException {
+public class ErrnoException extends RuntimeException {
   @Serial private static final long serialVersionUID = 1L;
 
   private final String call;
