@@ -2,6 +2,8 @@ package dev.confine.cli;
 
 import java.math.BigDecimal;
 import java.math.RoundingMode;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.regex.Matcher;
@@ -26,22 +28,24 @@ import java.util.regex.Pattern;
 final class ByteSize {
   private static final Pattern FORM = Pattern.compile("(\\d+(?:\\.\\d*)?|\\.\\d+)([a-z]*)");
 
-  private static final Map<String, Long> UNITS =
-      Map.ofEntries(
-          Map.entry("", 1L),
-          Map.entry("b", 1L),
-          Map.entry("k", 1L << 10),
-          Map.entry("kib", 1L << 10),
-          Map.entry("kb", 1_000L),
-          Map.entry("m", 1L << 20),
-          Map.entry("mib", 1L << 20),
-          Map.entry("mb", 1_000_000L),
-          Map.entry("g", 1L << 30),
-          Map.entry("gib", 1L << 30),
-          Map.entry("gb", 1_000_000_000L),
-          Map.entry("t", 1L << 40),
-          Map.entry("tib", 1L << 40),
-          Map.entry("tb", 1_000_000_000_000L));
+  private static final Map<String, Long> UNITS = units();
+
+  /**
+   * "" and "b" are bytes; then per prefix k, m, g, t: binary bare and with "ib", decimal with "b".
+   */
+  private static Map<String, Long> units() {
+    Map<String, Long> units = new HashMap<>(Map.of("", 1L, "b", 1L));
+    long binary = 1;
+    long decimal = 1;
+    for (String prefix : List.of("k", "m", "g", "t")) {
+      binary <<= 10;
+      decimal *= 1000;
+      units.put(prefix, binary);
+      units.put(prefix + "ib", binary);
+      units.put(prefix + "b", decimal);
+    }
+    return Map.copyOf(units);
+  }
 
   private ByteSize() {}
 
