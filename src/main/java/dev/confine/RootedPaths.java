@@ -12,7 +12,8 @@ import java.util.Deque;
 
 /**
  * Path resolution beneath a runner's root, shared by every backend and by the {@link
- * ExecPredicate#workDirOutsideRoot(String)} predicate.
+ * ExecPredicate#workDirOutsideRoot(String)} predicate. Public so that a backend or a predicate of
+ * your own decides containment exactly as Confine's do.
  *
  * <p>Containment is decided on the path with every existing symlink resolved (the kernel's view),
  * so a symlink inside the root that points outside escapes even when its target does not exist yet.

@@ -176,20 +176,10 @@ public final class HostSession
   }
 
   @Override
-  public ProcessOutput read(long afterSeq, int maxBytes) throws InterruptedException {
-    return whileOpen(() -> log.read(afterSeq, maxBytes, Long.MAX_VALUE));
-  }
-
-  @Override
   public ProcessOutput read(long afterSeq, int maxBytes, Duration timeout)
       throws InterruptedException {
     long deadline = HostExec.saturatedDeadline(System.nanoTime(), timeout);
     return whileOpen(() -> log.read(afterSeq, maxBytes, deadline));
-  }
-
-  @Override
-  public OutputRead read(long afterSeq, ByteBuffer into) throws InterruptedException {
-    return whileOpen(() -> log.read(afterSeq, into, Long.MAX_VALUE));
   }
 
   @Override

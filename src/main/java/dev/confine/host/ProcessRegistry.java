@@ -278,19 +278,9 @@ public final class ProcessRegistry implements ProcessManager {
     }
 
     @Override
-    public ProcessOutput read(long afterSeq, int maxBytes) throws InterruptedException {
-      return inner.read(afterSeq, maxBytes);
-    }
-
-    @Override
     public ProcessOutput read(long afterSeq, int maxBytes, Duration timeout)
         throws InterruptedException {
       return inner.read(afterSeq, maxBytes, timeout);
-    }
-
-    @Override
-    public OutputRead read(long afterSeq, ByteBuffer into) throws InterruptedException {
-      return inner.read(afterSeq, into);
     }
 
     @Override

@@ -5,6 +5,7 @@ import dev.confine.SandboxException;
 import dev.confine.SequenceGapException;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Optional;
 
@@ -35,11 +36,14 @@ public interface ProcessSession extends AutoCloseable {
    *     lies beyond the output written so far
    * @throws ProcessClosedException when the session is closed, also while waiting
    */
-  ProcessOutput read(long afterSeq, int maxBytes) throws InterruptedException;
+  default ProcessOutput read(long afterSeq, int maxBytes) throws InterruptedException {
+    return read(afterSeq, maxBytes, ChronoUnit.FOREVER.getDuration());
+  }
 
   /**
-   * As {@link #read(long, int)}, waiting at most {@code timeout}; when nothing came in time, the
-   * result is empty, not at end of file, and its {@code nextSeq} is {@code afterSeq}.
+   * As {@link #read(long, int)}, waiting at most {@code timeout} (any length, {@link
+   * ChronoUnit#FOREVER}'s included); when nothing came in time, the result is empty, not at end of
+   * file, and its {@code nextSeq} is {@code afterSeq}.
    */
   ProcessOutput read(long afterSeq, int maxBytes, Duration timeout) throws InterruptedException;
 
@@ -48,8 +52,8 @@ public interface ProcessSession extends AutoCloseable {
    * the process has ended: the bytes of consecutive chunks of one stream (the stream of the chunk
    * holding {@code afterSeq}), as many as {@code into} has room for. The buffer's position advances
    * by the number of bytes copied. A client that streams a session's output through one buffer this
-   * way allocates nothing per read (the engine's sessions copy straight from their log; this
-   * default goes through {@link #read(long, int)}).
+   * way allocates nothing per read (the engine's sessions copy straight from their log; the default
+   * goes through {@link #read(long, int, Duration)}).
    *
    * @return how many bytes were copied, from which stream, and the cursor for the next read
    * @throws SequenceGapException when the log no longer holds {@code afterSeq} (or it is negative)
@@ -58,7 +62,7 @@ public interface ProcessSession extends AutoCloseable {
    * @throws ProcessClosedException when the session is closed, also while waiting
    */
   default OutputRead read(long afterSeq, ByteBuffer into) throws InterruptedException {
-    return copy(afterSeq, read(afterSeq, room(into)), into);
+    return read(afterSeq, into, ChronoUnit.FOREVER.getDuration());
   }
 
   /**

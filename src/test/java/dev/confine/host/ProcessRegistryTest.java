@@ -20,6 +20,7 @@ import dev.confine.testing.FakeSession;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -380,9 +381,10 @@ class ProcessRegistryTest {
 
     assertThat(inner.calls())
         .containsExactly(
-            "read:5:10",
+            // The reads without a timeout reach the session as reads without a deadline.
+            "read:5:10:" + ChronoUnit.FOREVER.getDuration(),
             "read:6:11:PT0.003S",
-            "read:7:4",
+            "read:7:4:" + ChronoUnit.FOREVER.getDuration(),
             "read:8:5:PT0.002S",
             "write:hi",
             "closeStdin",

@@ -12,21 +12,25 @@ import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@link ProcessSession}'s default read into a buffer, for sessions that only read chunks: it must
- * give what the log's own read into a buffer gives.
+ * {@link ProcessSession}'s default reads, for sessions that only read chunks with a timeout: the
+ * no-timeout reads wait without one, and a read into a buffer gives what the log's own gives.
  */
 class ProcessSessionTest {
-  /** A session whose chunk reads come from {@code log}; nothing else is used. */
+  /**
+   * A session that implements only the chunk read with a timeout, from {@code log}; nothing else is
+   * used.
+   */
   private record ChunkOnly(OutputLog log) implements ProcessSession {
-    @Override
-    public ProcessOutput read(long afterSeq, int maxBytes) throws InterruptedException {
-      return log.read(afterSeq, maxBytes);
-    }
-
     @Override
     public ProcessOutput read(long afterSeq, int maxBytes, Duration timeout)
         throws InterruptedException {
-      return log.read(afterSeq, maxBytes, System.nanoTime() + timeout.toNanos());
+      long deadline;
+      try {
+        deadline = Math.addExact(System.nanoTime(), timeout.toNanos());
+      } catch (ArithmeticException e) {
+        deadline = Long.MAX_VALUE; // ChronoUnit.FOREVER, as the no-timeout reads pass
+      }
+      return log.read(afterSeq, maxBytes, deadline);
     }
 
     @Override
@@ -95,6 +99,33 @@ class ProcessSessionTest {
         assertThat(viaDefault.flip()).isEqualTo(viaLog.flip());
       }
     }
+  }
+
+  @Test
+  void theDefaultNoTimeoutReadsWaitForOutputWithoutADeadline() throws Exception {
+    OutputLog log = new OutputLog(0);
+    ProcessSession s = new ChunkOnly(log);
+    Thread writer =
+        Thread.ofPlatform()
+            .start(
+                () -> {
+                  try {
+                    Thread.sleep(200);
+                  } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                  }
+                  log.append(ProcessStream.STDOUT, "late".getBytes(UTF_8));
+                });
+    ProcessOutput out = s.read(0, 16);
+    assertThat(out.chunks()).hasSize(1);
+    assertThat(new String(out.chunks().get(0).data(), UTF_8)).isEqualTo("late");
+    ByteBuffer into = ByteBuffer.allocate(8);
+    Thread later =
+        Thread.ofPlatform().start(() -> log.append(ProcessStream.STDOUT, "more".getBytes(UTF_8)));
+    OutputRead r = s.read(out.nextSeq(), into);
+    assertThat(r.length()).isEqualTo(4);
+    writer.join();
+    later.join();
   }
 
   @Test
