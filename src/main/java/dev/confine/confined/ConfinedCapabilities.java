@@ -230,35 +230,30 @@ final class ConfinedCapabilities {
   }
 
   private Capability netDenyRow(String none) {
-    if (none != null) {
-      return new Capability(Dimension.NET_DENY_ALL, false, none);
-    }
+    return held(Dimension.NET_DENY_ALL, none, none != null ? null : netDenyDetail());
+  }
+
+  private String netDenyDetail() {
     if (denyAllNetwork() == Network.NAMESPACE) {
-      return new Capability(
-          Dimension.NET_DENY_ALL,
-          true,
-          "private network namespace (only lo, up; loopback works inside); socket families "
-              + String.join(", ", SeccompFilter.socketFamilies(Network.NAMESPACE))
-              + " only (INET reaches only the namespace's loopback, NETLINK_ROUTE only its"
-              + " interfaces; every other family, VSOCK, PACKET and XDP among them, refused with"
-              + " EACCES), io_uring refused (EPERM); children have no capabilities, so they cannot"
-              + " setns out; unix sockets on the filesystem (host daemons') stay reachable");
+      return "private network namespace (only lo, up; loopback works inside); socket families "
+          + String.join(", ", SeccompFilter.socketFamilies(Network.NAMESPACE))
+          + " only (INET reaches only the namespace's loopback, NETLINK_ROUTE only its"
+          + " interfaces; every other family, VSOCK, PACKET and XDP among them, refused with"
+          + " EACCES), io_uring refused (EPERM); children have no capabilities, so they cannot"
+          + " setns out; unix sockets on the filesystem (host daemons') stay reachable";
     }
     String whyNoNamespace =
         runner.rootless()
             ? "rootless forced"
             : ThreadNamespaces.networkAvailability().unavailabilityCause().orElse("unavailable");
-    return new Capability(
-        Dimension.NET_DENY_ALL,
-        true,
-        "seccomp: socket family "
-            + String.join(", ", SeccompFilter.socketFamilies(Network.SECCOMP))
-            + " only (every other family, INET, INET6, VSOCK, NETLINK, PACKET and XDP among them,"
-            + " refused with EACCES, loopback too), io_uring refused"
-            + " (EPERM); host daemons' unix sockets on the filesystem stay reachable; no network"
-            + " namespace ("
-            + whyNoNamespace
-            + ")");
+    return "seccomp: socket family "
+        + String.join(", ", SeccompFilter.socketFamilies(Network.SECCOMP))
+        + " only (every other family, INET, INET6, VSOCK, NETLINK, PACKET and XDP among them,"
+        + " refused with EACCES, loopback too), io_uring refused"
+        + " (EPERM); host daemons' unix sockets on the filesystem stay reachable; no network"
+        + " namespace ("
+        + whyNoNamespace
+        + ")";
   }
 
   private Capability readOnlyHostRow(String none) {

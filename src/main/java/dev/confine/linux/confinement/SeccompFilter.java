@@ -118,6 +118,19 @@ public final class SeccompFilter {
     };
   }
 
+  /**
+   * At {@code label}, a call of the form {@code (which, who, ...)}: allowed only for who 0 (the
+   * caller) with which {@code process} or {@code group}.
+   */
+  private static void callerOnly(BpfProgram p, String label, int process, int group) {
+    p.label(label)
+        .load(OFFSET_ARG1)
+        .jumpIfEqual(0, null, "eperm")
+        .load(OFFSET_ARG0)
+        .jumpIfEqual(process, "allow")
+        .jumpIfEqual(group, "allow", "eperm");
+  }
+
   /** The program for {@code network}, as {code, jt, jf, k} rows. */
   static int[][] program(Network network) {
     int allow = LibC.SECCOMP_RET_ALLOW();
@@ -142,18 +155,8 @@ public final class SeccompFilter {
     // setpriority(which, who, prio) and ioprio_set(which, who, ioprio): who 0 is the caller's own
     // process or process group; a whole user (which PRIO_USER, IOPRIO_WHO_USER) is never allowed,
     // since the JVM is one of the user's processes.
-    p.label("setpriority")
-        .load(OFFSET_ARG1)
-        .jumpIfEqual(0, null, "eperm")
-        .load(OFFSET_ARG0)
-        .jumpIfEqual(PRIO_PROCESS, "allow")
-        .jumpIfEqual(PRIO_PGRP, "allow", "eperm");
-    p.label("ioprio_set")
-        .load(OFFSET_ARG1)
-        .jumpIfEqual(0, null, "eperm")
-        .load(OFFSET_ARG0)
-        .jumpIfEqual(IOPRIO_WHO_PROCESS, "allow")
-        .jumpIfEqual(IOPRIO_WHO_PGRP, "allow", "eperm");
+    callerOnly(p, "setpriority", PRIO_PROCESS, PRIO_PGRP);
+    callerOnly(p, "ioprio_set", IOPRIO_WHO_PROCESS, IOPRIO_WHO_PGRP);
     p.label("ioctl")
         .load(OFFSET_ARG1)
         .jumpIfEqual(TIOCSTI, "eperm")
