@@ -315,7 +315,10 @@ class ProcSamplerTest {
       int escapee = pidAfter(out, "escapee");
       int orphan = pidAfter(out, "orphan");
       killAfter(escapee, orphan);
-      SpawnedTree.await(() -> parentOf(orphan) != escapee, WAIT, "the orphan's re-parenting");
+      // Its parent is the subshell, which exits at once: it is orphaned once no ancestor of it
+      // descends from the escapee.
+      SpawnedTree.await(
+          () -> !descendsFrom(parentOf(orphan), escapee), WAIT, "the orphan's re-parenting");
       ProcSampler sampler = new ProcSampler(tree.pid());
       sampler.sample();
       assertThat(sampler.isMember(escapee)).as("the setsid child, by ancestry").isTrue();
@@ -403,6 +406,22 @@ class ProcSamplerTest {
 
   private static SpawnedTree python(String body) {
     return SpawnedTree.exec("/usr/bin/python3", "python3", "-c", "import time\n" + body);
+  }
+
+  /**
+   * Whether {@code pid} is {@code ancestor} or one of its descendants (false once either is gone).
+   */
+  private static boolean descendsFrom(int pid, int ancestor) {
+    try {
+      for (int p = pid; p > 1; p = parentOf(p)) {
+        if (p == ancestor) {
+          return true;
+        }
+      }
+    } catch (RuntimeException gone) {
+      // a process on the way exited: what it was part of is no longer an ancestry
+    }
+    return false;
   }
 
   private static int parentOf(int pid) {
