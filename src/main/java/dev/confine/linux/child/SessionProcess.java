@@ -231,6 +231,11 @@ public final class SessionProcess {
     }
     loop.close(token);
     reaped = true;
+    // The timeout bounds the child, as an exec's deadline does; what it left holding the output is
+    // the drain's to end.
+    if (timeoutTimer != null) {
+      timeoutTimer.cancel();
+    }
     if (outputs.allEnded()) {
       finish();
     } else {
@@ -239,7 +244,7 @@ public final class SessionProcess {
   }
 
   private void onTimeout() {
-    if (!finished) {
+    if (!finished && !reaped) {
       timedOut = true;
       killTree();
     }

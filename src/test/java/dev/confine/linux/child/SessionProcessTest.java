@@ -31,7 +31,6 @@ import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -361,10 +360,6 @@ class SessionProcessTest {
   }
 
   @Test
-  @Disabled(
-      "bug: SessionProcess.onTimeout (SessionProcess.java:241) does not check reaped and the"
-          + " timeout timer is only cancelled in finish(), so a timeout during the drain kills the"
-          + " tree and ends a child that had exited by itself (exit 0) as TIMED_OUT")
   void aChildThatExitedBeforeItsTimeoutEndsExitedWhileBackgroundOutputDrainsPastIt()
       throws Exception {
     // The leader exits at once; a background sleep holds the output past the timeout, within the
