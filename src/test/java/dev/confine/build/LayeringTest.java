@@ -1,5 +1,6 @@
 package dev.confine.build;
 
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
@@ -14,7 +15,9 @@ import org.junit.jupiter.api.Test;
  * .session}); the backends ({@code .local}, {@code .confined}), which never know each other; what
  * every host-process backend shares ({@code .host}, internal); the OS engine ({@code .linux..},
  * internal), the only code that touches {@code java.lang.foreign} or the generated bindings; and
- * the command ({@code .cli}), which no library code knows.
+ * the command ({@code .cli}), which no library code knows. Beside them, the test doubles ({@code
+ * .testing}, exported for users' own tests) know only the API and the JDK, and no library code
+ * knows them.
  */
 class LayeringTest {
   private static final String API = "dev.confine";
@@ -25,6 +28,7 @@ class LayeringTest {
   private static final String ENGINE = "dev.confine.linux..";
   private static final String BINDINGS = "dev.confine.linux.libc..";
   private static final String CLI = "dev.confine.cli..";
+  private static final String TESTING = "dev.confine.testing..";
 
   private static final JavaClasses MAIN =
       new ClassFileImporter()
@@ -116,6 +120,32 @@ class LayeringTest {
         .should()
         .dependOnClassesThat()
         .resideInAnyPackage(SESSION, LOCAL, CONFINED, HOST, CLI)
+        .check(MAIN);
+  }
+
+  @Test
+  void theTestDoublesKnowOnlyTheApiAndTheJdk() {
+    classes()
+        .that()
+        .resideInAPackage(TESTING)
+        .should()
+        .onlyDependOnClassesThat()
+        .resideInAnyPackage(API, SESSION, TESTING, "java..")
+        .because(
+            "users' tests load the fakes without a backend, the engine or the command (no"
+                + " dev.confine.local, .confined, .host, .linux or .cli)")
+        .check(MAIN);
+  }
+
+  @Test
+  void noLibraryCodeKnowsTheTestDoubles() {
+    noClasses()
+        .that()
+        .resideOutsideOfPackage(TESTING)
+        .should()
+        .dependOnClassesThat()
+        .resideInAPackage(TESTING)
+        .because("the fakes are for tests; the command's tests hand a FakeRunner in themselves")
         .check(MAIN);
   }
 
