@@ -324,6 +324,41 @@ class FakeProcessManagerTest {
     assertThat(execs.callCount()).isZero();
   }
 
+  // ---- docs/testing.md ----
+
+  /** The code under test of the example: runs the build as a session, returns what it printed. */
+  private static String build(Runner runner) throws InterruptedException {
+    ProcessManager sessions = ProcessManager.of(runner).orElseThrow();
+    try (ProcessSession s = sessions.start(ProcessSpec.pipes(List.of("make", "test")))) {
+      StringBuilder out = new StringBuilder();
+      for (long cursor = 0; ; ) {
+        ProcessOutput o = s.read(cursor, 64 * 1024);
+        out.append(new String(o.bytes(), StandardCharsets.UTF_8));
+        cursor = o.nextSeq();
+        if (o.eof()) {
+          return out.toString();
+        }
+      }
+    }
+  }
+
+  @Test
+  void theExampleOfTheDocsRuns() throws Exception {
+    FakeProcessManager sessions = new FakeProcessManager();
+    sessions.enqueue(s -> s.stdout("ok\n").stderr("1 warning\n").exit(0));
+    Runner runner = Runners.allowCommands(sessions.runner(new FakeRunner()), List.of("make"));
+
+    assertThat(build(runner)).isEqualTo("ok\n1 warning\n");
+    assertThat(sessions.lastSpec().argv()).containsExactly("make", "test");
+    assertThat(sessions.lastSession().isClosed()).isTrue();
+
+    FakeSession s = new FakeSession(ProcessSpec.terminal(List.of("sh")), 1);
+    s.onWrite(s::tty).onCloseStdin(() -> s.exit(0));
+    s.write("hi\n".getBytes(StandardCharsets.UTF_8));
+    s.closeStdin();
+    assertThat(SessionReads.readAll(s)).isEqualTo("hi\n");
+  }
+
   // ---- threads ----
 
   @Test
