@@ -3,8 +3,10 @@
  *
  * <p>The API is {@code dev.confine} (policies, requests, results, runners and their decorators),
  * {@code dev.confine.session} (interactive and streaming process sessions), {@code
- * dev.confine.local} (the local backend) and {@code dev.confine.confined} (the confined backend).
- * The engine ({@code dev.confine.linux}, its generated libc bindings in {@code
+ * dev.confine.local} (the local backend), {@code dev.confine.confined} (the confined backend) and
+ * {@code dev.confine.testing} (test doubles for your own tests: a runner, a session manager and a
+ * session that run nothing). What the host backends share ({@code dev.confine.host}), the engine
+ * ({@code dev.confine.linux} and its packages by job, its generated libc bindings in {@code
  * dev.confine.linux.libc}) and the {@code confine} command ({@code dev.confine.cli}) are internal:
  * they are not exported and may change in any release.
  *
@@ -23,6 +25,7 @@ module dev.confine {
   exports dev.confine.session;
   exports dev.confine.local;
   exports dev.confine.confined;
+  exports dev.confine.testing;
 
   // picocli reads and writes the commands' annotated fields, private ones included, by reflection.
   opens dev.confine.cli to

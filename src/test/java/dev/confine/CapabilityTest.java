@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.confine.Capability.Dimension;
+import dev.confine.testing.FakeRunner;
 import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.Test;

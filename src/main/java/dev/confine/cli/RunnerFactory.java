@@ -4,7 +4,8 @@ import dev.confine.Runner;
 
 /**
  * Makes the runner that {@code confine exec} and {@code shell} run on and {@code doctor} reports
- * on, so that tests can hand in a {@code FakeRunner} where the binary builds the real backend.
+ * on, so that tests can hand in a {@code dev.confine.testing.FakeRunner} where the binary builds
+ * the real backend.
  */
 @FunctionalInterface
 interface RunnerFactory {

@@ -3,6 +3,7 @@ package dev.confine.build;
 import static com.tngtech.archunit.base.DescribedPredicate.not;
 import static com.tngtech.archunit.core.domain.JavaClass.Predicates.equivalentTo;
 import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
@@ -21,7 +22,8 @@ import org.junit.jupiter.api.Test;
  * the command ({@code .cli}), which no library code knows. Inside the engine, each package knows
  * only those below it: from the front door ({@code Engine}, {@code Caps}) down through the child's
  * life, confinement, cgroups, the /proc sampler, the tree guard, the event loop and spawning to the
- * system calls.
+ * system calls. Beside them, the test doubles ({@code .testing}, exported for users' own tests)
+ * know only the API and the JDK, and no library code knows them.
  */
 class LayeringTest {
   private static final String API = "dev.confine";
@@ -32,6 +34,7 @@ class LayeringTest {
   private static final String ENGINE = "dev.confine.linux..";
   private static final String BINDINGS = "dev.confine.linux.libc..";
   private static final String CLI = "dev.confine.cli..";
+  private static final String TESTING = "dev.confine.testing..";
 
   private static final JavaClasses MAIN =
       new ClassFileImporter()
@@ -142,6 +145,20 @@ class LayeringTest {
   }
 
   @Test
+  void theTestDoublesKnowOnlyTheApiAndTheJdk() {
+    classes()
+        .that()
+        .resideInAPackage(TESTING)
+        .should()
+        .onlyDependOnClassesThat()
+        .resideInAnyPackage(API, SESSION, TESTING, "java..")
+        .because(
+            "users' tests load the fakes without a backend, the engine or the command (no"
+                + " dev.confine.local, .confined, .host, .linux or .cli)")
+        .check(MAIN);
+  }
+
+  @Test
   void noBackendAndNothingSharedReachesTheEngineMechanismsBehindCapsAndTheLoop() {
     noClasses()
         .that()
@@ -193,6 +210,18 @@ class LayeringTest {
         .whereLayer("spawn")
         .mayOnlyBeAccessedByLayers(
             "front door", "child", "confinement", "cgroup", "proc", "tree", "loop")
+        .check(MAIN);
+  }
+
+  @Test
+  void noLibraryCodeKnowsTheTestDoubles() {
+    noClasses()
+        .that()
+        .resideOutsideOfPackage(TESTING)
+        .should()
+        .dependOnClassesThat()
+        .resideInAPackage(TESTING)
+        .because("the fakes are for tests; the command's tests hand a FakeRunner in themselves")
         .check(MAIN);
   }
 

@@ -30,7 +30,12 @@ import org.junit.jupiter.api.Test;
 class ModulePathTest {
   /** The exported packages: the API. A new API package goes here and in module-info.java. */
   private static final Set<String> API =
-      Set.of("dev.confine", "dev.confine.session", "dev.confine.local", "dev.confine.confined");
+      Set.of(
+          "dev.confine",
+          "dev.confine.session",
+          "dev.confine.local",
+          "dev.confine.confined",
+          "dev.confine.testing");
 
   private static final Duration TIMEOUT = Duration.ofSeconds(60);
 

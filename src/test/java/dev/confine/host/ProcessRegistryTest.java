@@ -7,7 +7,9 @@ import dev.confine.ProcessClosedException;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
 import dev.confine.session.EventStream;
+import dev.confine.session.OutputChunk;
 import dev.confine.session.OutputRead;
+import dev.confine.session.ProcessEvent;
 import dev.confine.session.ProcessEventSource;
 import dev.confine.session.ProcessExit;
 import dev.confine.session.ProcessInfo;
@@ -16,11 +18,11 @@ import dev.confine.session.ProcessSession;
 import dev.confine.session.ProcessSignal;
 import dev.confine.session.ProcessSignaler;
 import dev.confine.session.ProcessSpec;
+import dev.confine.session.ProcessStream;
 import dev.confine.testing.FakeSession;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -49,19 +51,30 @@ class ProcessRegistryTest {
   private final AtomicInteger nextPid = new AtomicInteger(100);
 
   private ProcessRegistry registry() {
-    return registry(spec -> new FakeSession("inner-" + spec.id(), nextPid.getAndIncrement()));
+    return registry(
+        spec -> new FakeSession(spec.withId("inner-" + spec.id()), nextPid.getAndIncrement()));
   }
 
   /** A registry whose starter records the spec and the session {@code make} returns. */
   private ProcessRegistry registry(Function<ProcessSpec, FakeSession> make) {
+    return registry(make, s -> s);
+  }
+
+  /**
+   * A registry whose starter records the spec and the session {@code make} returns, and hands the
+   * registry {@code view} of it.
+   */
+  private ProcessRegistry registry(
+      Function<ProcessSpec, FakeSession> make, Function<FakeSession, ProcessSession> view) {
     return new ProcessRegistry(
         spec -> {
           specs.add(spec);
           FakeSession s = make.apply(spec);
-          if (s != null) {
-            sessions.add(s);
+          if (s == null) {
+            return null;
           }
-          return s;
+          sessions.add(s);
+          return view.apply(s);
         });
   }
 
@@ -158,7 +171,7 @@ class ProcessRegistryTest {
               if (f != null) {
                 throw f;
               }
-              return new FakeSession(spec.id(), 7);
+              return new FakeSession(spec, 7);
             });
 
     assertThatThrownBy(() -> r.start(spec("x"))).isSameAs(refused);
@@ -175,7 +188,7 @@ class ProcessRegistryTest {
   void aStarterThatReturnsNoSessionIsInternalAndReleasesTheId() {
     AtomicInteger calls = new AtomicInteger();
     ProcessRegistry r =
-        registry(spec -> calls.getAndIncrement() == 0 ? null : new FakeSession(spec.id(), 1));
+        registry(spec -> calls.getAndIncrement() == 0 ? null : new FakeSession(spec, 1));
 
     assertThatThrownBy(() -> r.start(spec("x")))
         .extracting(ProcessRegistryTest::kindOf)
@@ -192,7 +205,7 @@ class ProcessRegistryTest {
             spec -> {
               sleep(5);
               spawnedAt.set(Instant.now());
-              return new FakeSession(spec.id(), 1);
+              return new FakeSession(spec, 1);
             });
     Instant before = Instant.now();
     r.start(spec("x"));
@@ -213,7 +226,7 @@ class ProcessRegistryTest {
             spec -> {
               entered.countDown();
               await(release);
-              return new FakeSession(spec.id(), 4242);
+              return new FakeSession(spec, 4242);
             });
     ExecutorService pool = Executors.newSingleThreadExecutor();
     try {
@@ -271,7 +284,7 @@ class ProcessRegistryTest {
   void listIsSortedByStartTimeThenByIdAndIsASnapshot() {
     Instant t0 = Instant.parse("2026-01-01T00:00:00Z");
     AtomicReference<Instant> now = new AtomicReference<>(t0);
-    ProcessRegistry r = new ProcessRegistry(spec -> new FakeSession(spec.id(), 1), () -> now.get());
+    ProcessRegistry r = new ProcessRegistry(spec -> new FakeSession(spec, 1), () -> now.get());
 
     now.set(t0.plusSeconds(2));
     r.start(spec("a"));
@@ -333,7 +346,7 @@ class ProcessRegistryTest {
     ProcessRegistry r = registry();
     r.start(spec("x"));
     SandboxException failure = new SandboxException(Kind.INTERNAL, "kill failed");
-    sessions.get(0).terminateFailure = failure;
+    sessions.get(0).failTerminate(failure);
 
     assertThatThrownBy(() -> r.terminate("x")).isSameAs(failure);
     assertThat(sessions.get(0).calls()).containsExactly("terminate");
@@ -343,7 +356,7 @@ class ProcessRegistryTest {
   void anInterruptWhileWaitingReturnsWithTheInterruptStatusSet() {
     ProcessRegistry r = registry();
     r.start(spec("x"));
-    sessions.get(0).endsOnTerminate = false;
+    sessions.get(0).ignoreTerminate();
 
     Thread.currentThread().interrupt();
     try {
@@ -361,14 +374,18 @@ class ProcessRegistryTest {
   @Test
   void theHandleForwardsEveryOperation() throws Exception {
     ProcessRegistry r = registry();
-    ProcessSession h = r.start(spec("x"));
+    ProcessSession h = r.start(new ProcessSpec("x", ARGV, true, 0, 0, null));
     FakeSession inner = sessions.get(0);
+    inner.tty("0123456789");
 
     assertThat(h.pid()).isEqualTo(100);
-    assertThat(h.read(5, 10)).isEqualTo(new ProcessOutput(5, List.of(), false));
-    h.read(6, 11, Duration.ofMillis(3));
+    assertThat(h.read(5, 10))
+        .isEqualTo(
+            new ProcessOutput(
+                10, List.of(OutputChunk.of(5, ProcessStream.TTY, ascii("56789"))), false));
+    assertThat(h.read(6, 11, Duration.ofMillis(3)).nextSeq()).isEqualTo(10);
     assertThat(h.read(7, java.nio.ByteBuffer.allocate(4)))
-        .isEqualTo(new OutputRead(7, 0, null, false));
+        .isEqualTo(new OutputRead(10, 3, ProcessStream.TTY, false));
     h.read(8, java.nio.ByteBuffer.allocate(5), Duration.ofMillis(2));
     h.write("hi".getBytes(StandardCharsets.UTF_8));
     h.closeStdin();
@@ -381,10 +398,9 @@ class ProcessRegistryTest {
 
     assertThat(inner.calls())
         .containsExactly(
-            // The reads without a timeout reach the session as reads without a deadline.
-            "read:5:10:" + ChronoUnit.FOREVER.getDuration(),
+            "read:5:10",
             "read:6:11:PT0.003S",
-            "read:7:4:" + ChronoUnit.FOREVER.getDuration(),
+            "read:7:4",
             "read:8:5:PT0.002S",
             "write:hi",
             "closeStdin",
@@ -405,7 +421,7 @@ class ProcessRegistryTest {
 
   @Test
   void theHandleRefusesSignalsAndWatchesASessionCannotDo() {
-    ProcessRegistry r = registry();
+    ProcessRegistry r = registry(spec -> new FakeSession(spec, 1), FakeSession::asPlainSession);
     ProcessSession h = r.start(spec("x"));
 
     ProcessSignaler signaler = ProcessSignaler.of(h).orElseThrow();
@@ -422,15 +438,21 @@ class ProcessRegistryTest {
   }
 
   @Test
-  void theHandleForwardsSignalsAndWatchesWhenTheSessionCanDoThem() {
-    ProcessRegistry r = registry(spec -> new FakeSession.Capable(spec.id(), 9));
+  void theHandleForwardsSignalsAndWatchesWhenTheSessionCanDoThem() throws Exception {
+    ProcessRegistry r = registry(spec -> new FakeSession(spec, 9));
     ProcessSession h = r.start(spec("x"));
+    FakeSession inner = sessions.get(0);
+    inner.stdout("hi");
 
     ProcessSignaler.of(h).orElseThrow().signal(ProcessSignal.INTERRUPT);
-    EventStream events = ProcessEventSource.of(h).orElseThrow().watch();
-
-    assertThat(events).isSameAs(FakeSession.Capable.NO_EVENTS);
-    assertThat(sessions.get(0).calls()).containsExactly("signal:interrupt", "watch");
+    try (EventStream events = ProcessEventSource.of(h).orElseThrow().watch()) {
+      assertThat(events.poll(Duration.ZERO))
+          .isEqualTo(ProcessEvent.output(OutputChunk.of(0, ProcessStream.STDOUT, ascii("hi"))));
+      inner.exit(0);
+      assertThat(events.poll(Duration.ofSeconds(5)))
+          .isEqualTo(ProcessEvent.exited(2, ProcessExit.exited(0)));
+    }
+    assertThat(inner.calls()).containsExactly("signal:interrupt", "watch");
   }
 
   @Test
@@ -473,7 +495,7 @@ class ProcessRegistryTest {
     ProcessRegistry r = registry();
     ProcessSession h = r.start(spec("x"));
     SandboxException failure = new SandboxException(Kind.INTERNAL, "close failed");
-    sessions.get(0).closeFailure = failure;
+    sessions.get(0).failClose(failure);
 
     assertThatThrownBy(h::close).isSameAs(failure);
     assertThat(r.list()).isEmpty();
@@ -652,6 +674,10 @@ class ProcessRegistryTest {
       }
     }
     return out;
+  }
+
+  private static byte[] ascii(String s) {
+    return s.getBytes(StandardCharsets.US_ASCII);
   }
 
   private static void sleep(long millis) {

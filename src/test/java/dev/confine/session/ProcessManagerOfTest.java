@@ -9,8 +9,6 @@ import dev.confine.Decision;
 import dev.confine.EnvPolicy;
 import dev.confine.ExecOptions;
 import dev.confine.ExecPredicate;
-import dev.confine.ExecResult;
-import dev.confine.FakeRunner;
 import dev.confine.LocalPolicy;
 import dev.confine.NetPolicy;
 import dev.confine.NoopRunner;
@@ -18,8 +16,8 @@ import dev.confine.Runner;
 import dev.confine.Runners;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
-import dev.confine.host.ProcessRegistry;
-import dev.confine.testing.FakeSession;
+import dev.confine.testing.FakeProcessManager;
+import dev.confine.testing.FakeRunner;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -27,46 +25,15 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
 
 class ProcessManagerOfTest {
-  /**
-   * A backend with sessions that runs nothing: it records every exec and every spec it is asked to
-   * start, and keeps its sessions in a {@link ProcessRegistry} of {@link FakeSession}s.
-   */
-  static final class RecordingBackend implements Runner, ProcessManager {
-    final List<ProcessSpec> started = new CopyOnWriteArrayList<>();
-    final FakeRunner execs = new FakeRunner();
-    private final ProcessRegistry registry =
-        new ProcessRegistry(
-            spec -> {
-              started.add(spec);
-              return new FakeSession(spec.id(), 1000 + started.size());
-            });
+  /** What the backend's execs answer. */
+  private final FakeRunner execs = new FakeRunner();
 
-    @Override
-    public ExecResult exec(String command, List<String> args, ExecOptions options) {
-      return execs.exec(command, args, options);
-    }
+  /** The backend's sessions: it records every spec it is asked to start. */
+  private final FakeProcessManager sessions = new FakeProcessManager();
 
-    @Override
-    public ProcessSession start(ProcessSpec spec) {
-      return registry.start(spec);
-    }
+  /** A backend with sessions that runs nothing. */
+  private final Runner backend = sessions.runner(execs);
 
-    @Override
-    public List<ProcessInfo> list() {
-      return registry.list();
-    }
-
-    @Override
-    public void terminate(String id) {
-      registry.terminate(id);
-    }
-
-    ProcessSpec last() {
-      return started.get(started.size() - 1);
-    }
-  }
-
-  private final RecordingBackend backend = new RecordingBackend();
   private final List<ApprovalRequest> asked = new CopyOnWriteArrayList<>();
 
   private Approver answering(Decision d) {
@@ -99,7 +66,7 @@ class ProcessManagerOfTest {
 
   @Test
   void aRunnerThatManagesSessionsIsItsOwnManager() {
-    assertThat(ProcessManager.of(backend)).containsSame(backend);
+    assertThat(ProcessManager.of(backend).orElseThrow()).isSameAs(backend);
   }
 
   @Test
@@ -121,7 +88,7 @@ class ProcessManagerOfTest {
     ProcessSession h = m.start(spec);
 
     assertThat(h.id()).isEqualTo("s1");
-    assertThat(backend.last()).isEqualTo(spec);
+    assertThat(sessions.lastSpec()).isEqualTo(spec);
     assertThat(m.list()).extracting(ProcessInfo::id).containsExactly("s1");
   }
 
@@ -135,8 +102,8 @@ class ProcessManagerOfTest {
           .extracting(ProcessManagerOfTest::kindOf)
           .isEqualTo(Kind.POLICY_DENIED);
     }
-    assertThat(backend.started).isEmpty();
-    assertThat(backend.list()).isEmpty();
+    assertThat(sessions.specs()).isEmpty();
+    assertThat(sessions.list()).isEmpty();
   }
 
   // ---- defaults ----
@@ -159,7 +126,7 @@ class ProcessManagerOfTest {
 
     m.start(new ProcessSpec("d", List.of("make", "all"), false, 0, 0, call));
 
-    ProcessSpec got = backend.last();
+    ProcessSpec got = sessions.lastSpec();
     assertThat(got.id()).isEqualTo("d");
     assertThat(got.argv()).containsExactly("make", "all");
     ExecOptions opts = got.options();
@@ -178,7 +145,7 @@ class ProcessManagerOfTest {
 
     m.start(ProcessSpec.pipes(List.of("true")).withOptions(call));
 
-    assertThat(backend.last().options().timeout()).isEqualTo(Duration.ofSeconds(2));
+    assertThat(sessions.lastSpec().options().timeout()).isEqualTo(Duration.ofSeconds(2));
   }
 
   // ---- approval ----
@@ -198,7 +165,7 @@ class ProcessManagerOfTest {
     assertThat(req.exec().args()).containsExactly("-l");
     assertThat(req.reason()).isEqualTo("interactive TTY session start");
     assertThat(h.id()).isEqualTo("t");
-    assertThat(backend.last().tty()).isTrue();
+    assertThat(sessions.lastSpec().tty()).isTrue();
   }
 
   @Test
@@ -210,7 +177,7 @@ class ProcessManagerOfTest {
     m.start(ProcessSpec.pipes(List.of("bash", "-c", "true")));
 
     assertThat(asked).isEmpty();
-    assertThat(backend.started).hasSize(1);
+    assertThat(sessions.specs()).hasSize(1);
   }
 
   @Test
@@ -224,7 +191,7 @@ class ProcessManagerOfTest {
         .extracting(ProcessManagerOfTest::kindOf)
         .isEqualTo(Kind.POLICY_DENIED);
     assertThat(asked).hasSize(1);
-    assertThat(backend.started).isEmpty();
+    assertThat(sessions.specs()).isEmpty();
   }
 
   @Test
@@ -233,7 +200,7 @@ class ProcessManagerOfTest {
     assertThatThrownBy(() -> m.start(ProcessSpec.terminal(List.of("bash"))))
         .extracting(ProcessManagerOfTest::kindOf)
         .isEqualTo(Kind.POLICY_DENIED);
-    assertThat(backend.started).isEmpty();
+    assertThat(sessions.specs()).isEmpty();
   }
 
   // ---- a backend without sessions ----
@@ -276,7 +243,7 @@ class ProcessManagerOfTest {
         managerOf(Runners.withDefaults(Runners.allowCommands(backend, List.of("sleep")), null));
     ProcessSession h = m.start(new ProcessSpec("s", List.of("sleep", "100"), false, 0, 0, null));
 
-    assertThat(m.list()).isEqualTo(backend.list());
+    assertThat(m.list()).isEqualTo(sessions.list());
     m.terminate("s");
     assertThat(m.list().get(0).exit().reason()).isEqualTo(ProcessExit.Reason.TERMINATED);
     assertThatThrownBy(() -> m.terminate("nope"))
@@ -305,20 +272,20 @@ class ProcessManagerOfTest {
     ExecOptions call = ExecOptions.builder().env(EnvPolicy.allow("PATH", "HOME")).build();
     m.start(new ProcessSpec("ls", List.of("ls"), false, 0, 0, call));
     assertThat(asked).isEmpty();
-    assertThat(backend.last().options().timeout()).isEqualTo(Duration.ofSeconds(30));
-    assertThat(backend.last().options().env().allow()).containsExactly("PATH");
+    assertThat(sessions.lastSpec().options().timeout()).isEqualTo(Duration.ofSeconds(30));
+    assertThat(sessions.lastSpec().options().env().allow()).containsExactly("PATH");
 
     // Flagged as interactive: the approver sees the effective (merged) options.
     m.start(new ProcessSpec("sh", List.of("bash"), true, 0, 0, null));
     assertThat(asked).singleElement().satisfies(r -> assertThat(r.exec().tty()).isTrue());
     assertThat(asked.get(0).exec().options().timeout()).isEqualTo(Duration.ofSeconds(30));
-    assertThat(backend.started).hasSize(2);
+    assertThat(sessions.specs()).hasSize(2);
 
     // Not on the allow-list: refused even though nothing flags it.
     assertThatThrownBy(() -> m.start(ProcessSpec.pipes(List.of("curl", "x"))))
         .extracting(ProcessManagerOfTest::kindOf)
         .isEqualTo(Kind.POLICY_DENIED);
-    assertThat(backend.started).hasSize(2);
+    assertThat(sessions.specs()).hasSize(2);
     assertThat(m.list()).extracting(ProcessInfo::id).containsExactlyInAnyOrder("ls", "sh");
   }
 
@@ -337,7 +304,7 @@ class ProcessManagerOfTest {
         .isEqualTo(Kind.POLICY_DENIED);
     // The approver sits above the allow-list, so it was asked first; the allow-list still refused.
     assertThat(asked).hasSize(1);
-    assertThat(backend.started).isEmpty();
+    assertThat(sessions.specs()).isEmpty();
   }
 
   @Test
@@ -356,7 +323,7 @@ class ProcessManagerOfTest {
   void execThroughTheSameChainStillWorks() {
     Runner r = Runners.allowCommands(backend, List.of("ls"));
     r.exec("ls", List.of("-l"), null);
-    assertThat(backend.execs.lastRequest().command()).isEqualTo("ls");
-    assertThat(backend.started).isEmpty();
+    assertThat(execs.lastRequest().command()).isEqualTo("ls");
+    assertThat(sessions.specs()).isEmpty();
   }
 }

@@ -1,9 +1,13 @@
-package dev.confine;
+package dev.confine.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.confine.ExecOptions;
+import dev.confine.ExecRequest;
+import dev.confine.ExecResult;
+import dev.confine.SandboxException;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;

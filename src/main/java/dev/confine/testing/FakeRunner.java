@@ -1,5 +1,12 @@
-package dev.confine;
+package dev.confine.testing;
 
+import dev.confine.Enforcement;
+import dev.confine.EnforcementReporter;
+import dev.confine.ExecOptions;
+import dev.confine.ExecRequest;
+import dev.confine.ExecResult;
+import dev.confine.Runner;
+import dev.confine.SandboxException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
