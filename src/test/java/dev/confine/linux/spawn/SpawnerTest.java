@@ -238,7 +238,9 @@ class SpawnerTest {
     try (Child c = Child.spawn(new SpawnSpec("/bin/sh", argv, ENV, "/", true))) {
       List<byte[]> expected = new ArrayList<>();
       argv.forEach(a -> expected.add(ByteStrings.encode(a)));
-      // The kernel's copy, read while the child runs (a zombie's cmdline is empty)...
+      // The kernel's copy, read while the child runs (a zombie's cmdline is empty) and once its
+      // exec is through (the spawn returns before the new image's argv is in place)...
+      awaitReadingStdin(c.pid());
       byte[] cmdline = proc(c.pid(), "cmdline");
       c.closeStdin();
       // ... and the child's own view: its positional parameters, NUL-terminated.
@@ -257,7 +259,8 @@ class SpawnerTest {
         Child.spawn(
             new SpawnSpec(
                 "/bin/sh", List.of("sh", "-c", "read x; printf %s \"$ODD\""), env, "/", true))) {
-      byte[] environ = proc(c.pid(), "environ"); // the child waits for its stdin to end
+      awaitReadingStdin(c.pid()); // the exec is through, and the child waits for its stdin
+      byte[] environ = proc(c.pid(), "environ");
       c.closeStdin();
       assertThat(c.stdout()).isEqualTo(RawBytes.NOT_UTF8);
       assertThat(c.await().code()).isZero();
@@ -271,6 +274,8 @@ class SpawnerTest {
   @Test
   void anEmptyEnvironmentStaysEmpty() throws Exception {
     try (Child c = Child.spawn(new SpawnSpec("/bin/cat", List.of("cat"), List.of(), "/", true))) {
+      awaitReadingStdin(c.pid()); // before, the new image's environ may not be in place yet
+      assertThat(proc(c.pid(), "cmdline")).isEqualTo(new byte[] {'c', 'a', 't', 0});
       assertThat(proc(c.pid(), "environ")).isEmpty();
     }
   }
