@@ -1,0 +1,62 @@
+package dev.confine.confined;
+
+import dev.confine.SandboxException;
+import java.lang.reflect.Field;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Collection;
+
+/**
+ * Uses {@link ScratchDirectories} in a JVM of its own, for ScratchDirectoriesTest to see what is
+ * left once that JVM has exited. Prints {@code parent=<path>} (and what the mode reports), then
+ * exits normally.
+ *
+ * <p>Modes: {@code clean} (an exec given back reusable with content, one given back not reusable,
+ * one still holding its empty directory at exit), {@code litter} (an exec holding a directory with
+ * a file at exit), {@code create} (create only, reporting a failure's kind), {@code churn N} (N
+ * execs given back not reusable, reporting the size of the JVM's delete-on-exit list; needs {@code
+ * --add-opens java.base/java.io=ALL-UNNAMED}).
+ */
+public final class ScratchDirectoriesMain {
+  private ScratchDirectoriesMain() {}
+
+  public static void main(String[] args) throws Exception {
+    ScratchDirectories s;
+    try {
+      s = ScratchDirectories.create(null);
+    } catch (SandboxException e) {
+      System.out.println("failed=" + e.kind());
+      return;
+    }
+    System.out.println("parent=" + s.parent());
+    switch (args[0]) {
+      case "clean" -> {
+        Path a = s.take("a");
+        Files.createDirectories(a.resolve("x/y"));
+        Files.writeString(a.resolve("x/y/file"), "data");
+        s.giveBack(a, true);
+        Path b = s.take("b");
+        Path c = s.take("c");
+        Files.writeString(c.resolve("file"), "data");
+        s.giveBack(c, false);
+        s.giveBack(b, true);
+        s.take("held at exit");
+      }
+      case "litter" -> {
+        Path a = s.take("a");
+        Files.writeString(a.resolve("left"), "by an exec still running at exit");
+      }
+      case "create" -> {}
+      case "churn" -> {
+        int n = Integer.parseInt(args[1]);
+        for (int i = 0; i < n; i++) {
+          s.giveBack(s.take("churn"), false);
+        }
+        Field files = Class.forName("java.io.DeleteOnExitHook").getDeclaredField("files");
+        files.setAccessible(true);
+        System.out.println("deleteOnExit=" + ((Collection<?>) files.get(null)).size());
+      }
+      default -> throw new IllegalArgumentException(args[0]);
+    }
+  }
+}

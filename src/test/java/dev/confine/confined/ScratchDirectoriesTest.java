@@ -1,0 +1,573 @@
+package dev.confine.confined;
+
+import static java.nio.file.LinkOption.NOFOLLOW_LINKS;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.confine.SandboxException;
+import dev.confine.SandboxException.Kind;
+import dev.confine.linux.confinement.Credentials;
+import dev.confine.testing.ForkedJvm;
+import dev.confine.testing.HostRequirements;
+import dev.confine.testing.RawBytes;
+import java.io.IOException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Disabled;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The confined runner's per-exec TMPDIRs ({@link ScratchDirectories}): taken and given back,
+ * emptied without following anything an exec left (links out, a link in place of the directory,
+ * fifos, sockets, read-only and deep trees), reused only when nothing of the exec can run, owned by
+ * the user the children run as, removed at JVM exit, and what the next JVM removes of a JVM that
+ * could not.
+ *
+ * <p>Runs as root and (CI) as an unprivileged user: what only root can do, or only a user without
+ * root meets, is tagged so.
+ */
+@Tag("confinement")
+@Timeout(120)
+class ScratchDirectoriesTest {
+  private static final Duration FORKED = Duration.ofSeconds(60);
+
+  @TempDir Path tmp;
+  private Path outside;
+  private final List<Path> toRemove = new ArrayList<>();
+
+  @BeforeEach
+  void create() throws IOException {
+    // What an exec's links point at: must survive every emptying.
+    outside = Files.createDirectories(tmp.resolve("outside")).toRealPath();
+    Files.writeString(outside.resolve("precious"), "keep me");
+    Files.createDirectories(outside.resolve("sub"));
+    Files.writeString(outside.resolve("sub/also-precious"), "keep me too");
+  }
+
+  private ScratchDirectories scratch(Credentials.User owner) {
+    ScratchDirectories s = ScratchDirectories.create(owner);
+    toRemove.add(s.parent());
+    return s;
+  }
+
+  private ScratchDirectories scratch() {
+    return scratch(null);
+  }
+
+  @AfterEach
+  void removeParents() throws Exception {
+    for (Path p : toRemove) {
+      forceRemove(p);
+    }
+    assertThat(outside.resolve("precious")).hasContent("keep me");
+    assertThat(outside.resolve("sub/also-precious")).hasContent("keep me too");
+  }
+
+  /** Removes {@code p} whatever it holds (read-only, deep): chmod and rm follow no link. */
+  private static void forceRemove(Path p) throws Exception {
+    if (Files.exists(p, NOFOLLOW_LINKS)) {
+      run(p.getParent(), "chmod -R u+rwx \"$1\" 2>/dev/null; rm -rf \"$1\"", p.toString());
+    }
+    assertThat(p).doesNotExist();
+  }
+
+  /** Runs {@code script} with sh in {@code dir}, {@code $1}... the args; fails when it does. */
+  private static String run(Path dir, String script, String... args) throws Exception {
+    return runWith("sh", dir, script, args);
+  }
+
+  private static String runWith(String shell, Path dir, String script, String... args)
+      throws Exception {
+    List<String> command = new ArrayList<>(List.of(shell, "-c", script, shell));
+    command.addAll(List.of(args));
+    Process p =
+        new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true).start();
+    p.getOutputStream().close();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(p.waitFor()).as("sh -c %s: %s", script, out).isZero();
+    return out;
+  }
+
+  private static List<String> names(Path dir) throws IOException {
+    try (Stream<Path> s = Files.list(dir)) {
+      return s.map(p -> p.getFileName().toString()).sorted().toList();
+    }
+  }
+
+  private static void assertEmptyDirectory(Path dir) throws IOException {
+    assertThat(Files.isDirectory(dir, NOFOLLOW_LINKS)).as("%s is a directory", dir).isTrue();
+    assertThat(names(dir)).as("left in %s", dir).isEmpty();
+  }
+
+  private static Set<PosixFilePermission> mode(Path p) throws IOException {
+    return Files.getPosixFilePermissions(p, NOFOLLOW_LINKS);
+  }
+
+  /** This JVM's uid: the owner of its /proc directory (not of the /proc/self link, root's). */
+  private static int myUid() throws IOException {
+    return (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
+  }
+
+  private static int uid(Path p) throws IOException {
+    return (Integer) Files.getAttribute(p, "unix:uid", NOFOLLOW_LINKS);
+  }
+
+  // ---- take and give back
+
+  @Test
+  void theParentIsAFreshPrivateDirectoryNamedForThisJvm() throws IOException {
+    Path parent = scratch().parent();
+    Path tmpdir = Path.of(System.getProperty("java.io.tmpdir")).toRealPath();
+    assertThat(parent.getParent()).isEqualTo(tmpdir);
+    assertThat(parent.getFileName().toString())
+        .startsWith("confine-scratch-" + ProcessHandle.current().pid() + "-");
+    assertThat(mode(parent)).isEqualTo(PosixFilePermissions.fromString("rwx------"));
+    assertThat(uid(parent)).isEqualTo(myUid());
+    assertThat(names(parent)).isEmpty();
+    assertThat(scratch(null).parent()).as("a second runner's").isNotEqualTo(parent);
+  }
+
+  @Test
+  void eachExecInFlightGetsItsOwnEmptyDirectory() throws IOException {
+    ScratchDirectories s = scratch();
+    Path a = s.take("a");
+    Path b = s.take("b");
+    assertThat(a).isNotEqualTo(b);
+    assertThat(a.getParent()).isEqualTo(s.parent());
+    assertThat(b.getParent()).isEqualTo(s.parent());
+    assertEmptyDirectory(a);
+    assertEmptyDirectory(b);
+    assertThat(uid(a)).isEqualTo(uid(s.parent()));
+  }
+
+  @Test
+  void aDirectoryGivenBackReusableIsEmptiedAndTakenNext() throws IOException {
+    ScratchDirectories s = scratch();
+    Path a = s.take("a");
+    Path b = s.take("b");
+    Files.createDirectories(a.resolve("x/y/z"));
+    Files.writeString(a.resolve("x/y/z/file"), "data");
+    Files.writeString(a.resolve(".hidden"), "data");
+    Files.write(a.resolve("big"), new byte[1 << 20]);
+    s.giveBack(b, true);
+    s.giveBack(a, true);
+    assertEmptyDirectory(a);
+    assertEmptyDirectory(b);
+    // The last one given back goes first (its inode is the warmest).
+    assertThat(s.take("c")).isEqualTo(a);
+    assertThat(s.take("d")).isEqualTo(b);
+    assertThat(names(s.parent())).hasSize(2);
+  }
+
+  @Test
+  void aDirectoryGivenBackNotReusableIsRemovedAndNeverHandedOutAgain() throws IOException {
+    ScratchDirectories s = scratch();
+    Path a = s.take("a");
+    Files.writeString(a.resolve("file"), "data");
+    s.giveBack(a, false);
+    assertThat(a).doesNotExist();
+    Path empty = s.take("b");
+    s.giveBack(empty, false);
+    assertThat(empty).doesNotExist();
+    Path c = s.take("c");
+    assertThat(c).isNotIn(a, empty);
+    assertEmptyDirectory(c);
+    assertThat(names(s.parent())).containsExactly(c.getFileName().toString());
+  }
+
+  @Test
+  void aDirectoryTheExecRemovedIsNotHandedOutAgain() throws IOException {
+    ScratchDirectories s = scratch();
+    Path a = s.take("a");
+    Files.delete(a);
+    s.giveBack(a, true);
+    Path b = s.take("b");
+    assertThat(b).isNotEqualTo(a);
+    assertEmptyDirectory(b);
+  }
+
+  @Test
+  void takingFailsWithInternalWhenTheParentIsGone() throws IOException {
+    ScratchDirectories s = scratch();
+    Files.delete(s.parent());
+    assertThatThrownBy(() -> s.take("the-cmd"))
+        .isInstanceOfSatisfying(
+            SandboxException.class, e -> assertThat(e.kind()).isEqualTo(Kind.INTERNAL))
+        .hasMessageContaining("the-cmd");
+  }
+
+  // ---- what an exec can leave behind
+
+  @Test
+  void linksThatLeadOutAreRemovedNotFollowed() throws Exception {
+    ScratchDirectories s = scratch();
+    Path a = s.take("a");
+    Files.createSymbolicLink(a.resolve("to-dir"), outside);
+    Files.createSymbolicLink(a.resolve("to-sub"), outside.resolve("sub"));
+    Files.createSymbolicLink(a.resolve("to-file"), outside.resolve("precious"));
+    Files.createSymbolicLink(a.resolve("dangling"), outside.resolve("nothing"));
+    Files.createSymbolicLink(a.resolve("to-parent"), Path.of(".."));
+    Files.createDirectories(a.resolve("deeper/still"));
+    Files.createSymbolicLink(a.resolve("deeper/still/up"), Path.of("../../../.."));
+    Files.createSymbolicLink(a.resolve("deeper/out"), outside);
+    Files.createLink(a.resolve("hard-link"), outside.resolve("precious"));
+    Path sibling = s.take("sibling");
+    Files.writeString(sibling.resolve("in-use"), "another exec's");
+    Files.createSymbolicLink(a.resolve("to-sibling"), sibling);
+    s.giveBack(a, true);
+    assertEmptyDirectory(a);
+    assertThat(s.take("b")).isEqualTo(a);
+    assertThat(names(outside)).containsExactly("precious", "sub");
+    assertThat(sibling.resolve("in-use")).hasContent("another exec's");
+  }
+
+  @Test
+  void aLinkPutInPlaceOfTheDirectoryIsRemovedAndTheDirectoryNotReused() throws IOException {
+    ScratchDirectories s = scratch();
+    for (boolean reusable : new boolean[] {true, false}) {
+      Path a = s.take("a");
+      Files.move(a, s.parent().resolve("moved-" + reusable));
+      Files.createSymbolicLink(a, outside);
+      s.giveBack(a, reusable);
+      assertThat(Files.exists(a, NOFOLLOW_LINKS)).as("the link").isFalse();
+      Path b = s.take("b");
+      assertThat(b).isNotEqualTo(a);
+      assertEmptyDirectory(b);
+      s.giveBack(b, true);
+    }
+  }
+
+  @Test
+  void aFilePutInPlaceOfTheDirectoryIsRemovedAndTheNameNotReused() throws IOException {
+    ScratchDirectories s = scratch();
+    Path a = s.take("a");
+    Files.delete(a);
+    Files.writeString(a, "not a directory");
+    s.giveBack(a, true);
+    assertThat(Files.exists(a, NOFOLLOW_LINKS)).isFalse();
+    Path b = s.take("b");
+    assertThat(b).isNotEqualTo(a);
+    assertEmptyDirectory(b);
+  }
+
+  @Test
+  void fifosSocketsAndOddNamesAreRemovedWithoutBeingOpened() throws Exception {
+    ScratchDirectories s = scratch();
+    Path a = s.take("a");
+    // A fifo nobody writes to: opening it to read would block the giveBack forever.
+    run(a, "mkfifo fifo && mkdir d && mkfifo d/fifo");
+    try (ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+      server.bind(UnixDomainSocketAddress.of(a.resolve("socket")));
+    }
+    RawBytes.sh(a, "mkdir \"$X\" && printf x > \"$X/$X\" && printf x > ' lead' && touch -- '-x'");
+    Files.writeString(a.resolve("no-permissions"), "x");
+    Files.setPosixFilePermissions(a.resolve("no-permissions"), Set.of());
+    assertThat(names(a)).hasSize(7);
+    s.giveBack(a, true);
+    assertEmptyDirectory(a);
+    assertThat(s.take("b")).isEqualTo(a);
+  }
+
+  @Test
+  void aTreeWhosePathsAreLongerThanPathMaxIsEmptied() throws Exception {
+    ScratchDirectories s = scratch();
+    Path a = s.take("a");
+    // 40 levels of 200-byte names: 8000 bytes, twice PATH_MAX; made relative, level by level
+    // (bash's cd falls back to a relative chdir where dash's fails with ENAMETOOLONG).
+    HostRequirements.requireProgram("bash");
+    String name = "n".repeat(200);
+    runWith(
+        "bash",
+        a,
+        "i=0; while [ $i -lt 40 ]; do mkdir \"$1\" && cd \"$1\" && echo x > f || exit 1;"
+            + " i=$((i+1)); done",
+        name);
+    s.giveBack(a, true);
+    assertEmptyDirectory(a);
+    assertThat(s.take("b")).isEqualTo(a);
+  }
+
+  @Test
+  void aTreeDeeperThanTheLimitIsLeftAndItsDirectoryNotReused() throws Exception {
+    // Documented: each level holds an open directory, so at most 64 are walked.
+    ScratchDirectories s = scratch();
+    Path a = s.take("a");
+    run(a, "i=0; while [ $i -lt 100 ]; do mkdir d && cd d || exit 1; i=$((i+1)); done; touch f");
+    Files.writeString(a.resolve("shallow"), "x");
+    Files.createSymbolicLink(a.resolve("d/out"), outside);
+    s.giveBack(a, true);
+    assertThat(a.resolve("shallow")).as("what is within reach goes").doesNotExist();
+    assertThat(Files.exists(a.resolve("d/out"), NOFOLLOW_LINKS)).isFalse();
+    Path b = s.take("b");
+    assertThat(b).isNotEqualTo(a);
+    assertEmptyDirectory(b);
+  }
+
+  @Test
+  @Tag("root")
+  void readOnlyDirectoriesAndFilesAreEmptiedByRoot() throws Exception {
+    HostRequirements.requireRoot();
+    assertReadOnlyTreeIsEmptied();
+  }
+
+  @Test
+  @Tag("unprivileged")
+  @Disabled(
+      "bug: without root, emptying does not make a read-only directory an exec left writable"
+          + " first, so unlinkat fails with EACCES: the directory is neither reused nor removed,"
+          + " not at JVM exit and not by the next JVM's stale cleanup either")
+  void readOnlyDirectoriesAreEmptiedWithoutRoot() throws Exception {
+    HostRequirements.require(!HostRequirements.isRoot(), "must run without root");
+    assertReadOnlyTreeIsEmptied();
+  }
+
+  private void assertReadOnlyTreeIsEmptied() throws Exception {
+    ScratchDirectories s = scratch();
+    Path a = s.take("a");
+    // As a Go module cache is: read-only directories with read-only files, and a directory the
+    // exec can no longer even list.
+    run(
+        a,
+        "mkdir -p ro/sub && echo x > ro/f && echo x > ro/sub/g && chmod 444 ro/f ro/sub/g"
+            + " && chmod 555 ro/sub ro && mkdir locked && echo x > locked/h && chmod 000 locked");
+    s.giveBack(a, true);
+    assertEmptyDirectory(a);
+    assertThat(s.take("b")).isEqualTo(a);
+  }
+
+  // ---- who may use them
+
+  @Test
+  @Tag("root")
+  void withAnOwnerEachDirectoryIsTheOwnersAndTheParentOnlyTraversable() throws Exception {
+    HostRequirements.requireRoot();
+    int nobody = ConfinedModes.NOBODY;
+    ScratchDirectories s = scratch(new Credentials.User(nobody, nobody));
+    Path parent = s.parent();
+    assertThat(mode(parent)).isEqualTo(PosixFilePermissions.fromString("rwx--x--x"));
+    assertThat(uid(parent)).isZero();
+    Path a = s.take("a");
+    assertThat(uid(a)).isEqualTo(nobody);
+    assertThat(Files.getAttribute(a, "unix:gid", NOFOLLOW_LINKS)).isEqualTo(nobody);
+    String asNobody = "setpriv --reuid=" + nobody + " --regid=" + nobody + " --clear-groups ";
+    run(
+        tmp,
+        asNobody
+            + "sh -c 'echo x > \"$1/mine\" && mkdir \"$1/d\" && echo y > \"$1/d/f\"'"
+            + " sh "
+            + a);
+    run(tmp, "! " + asNobody + "touch \"$1/not-mine\" 2>/dev/null", parent.toString());
+    run(tmp, "! " + asNobody + "ls \"$1\" >/dev/null 2>&1", parent.toString());
+    // The owner's files are emptied by the JVM (root) and the directory stays the owner's.
+    s.giveBack(a, true);
+    assertEmptyDirectory(a);
+    Path b = s.take("b");
+    assertThat(b).isEqualTo(a);
+    assertThat(uid(b)).isEqualTo(nobody);
+  }
+
+  @Test
+  @Tag("root")
+  @Disabled(
+      "bug: an exec's directory is made with the JVM's umask (0755 under umask 022), and with an"
+          + " owner the parent is traversable by everyone (0711): any local user who reads the"
+          + " parent's name in /tmp can list exec-N and read what the children left there")
+  void withAnOwnerNoOtherUserCanReadAnExecsDirectory() throws Exception {
+    HostRequirements.requireRoot();
+    int nobody = ConfinedModes.NOBODY;
+    ScratchDirectories s = scratch(new Credentials.User(nobody, nobody));
+    Path a = s.take("a");
+    Files.writeString(a.resolve("secret"), "the child's");
+    Files.setAttribute(a.resolve("secret"), "unix:uid", nobody, NOFOLLOW_LINKS);
+    assertThat(mode(a))
+        .doesNotContain(PosixFilePermission.OTHERS_READ, PosixFilePermission.OTHERS_EXECUTE);
+    String another = "setpriv --reuid=12345 --regid=12345 --clear-groups ";
+    run(tmp, "! " + another + "cat \"$1/secret\" 2>/dev/null", a.toString());
+  }
+
+  @Test
+  void withoutAnOwnerAnExecsDirectoryIsReachableOnlyByThisUser() throws IOException {
+    ScratchDirectories s = scratch();
+    Path a = s.take("a");
+    // Other users cannot even reach it: the parent is 0700.
+    assertThat(mode(s.parent()))
+        .doesNotContain(
+            PosixFilePermission.GROUP_EXECUTE,
+            PosixFilePermission.OTHERS_EXECUTE,
+            PosixFilePermission.GROUP_READ,
+            PosixFilePermission.OTHERS_READ);
+    assertThat(uid(a)).isEqualTo(myUid());
+  }
+
+  // ---- concurrency
+
+  @Test
+  void concurrentExecsNeverShareADirectoryAndEachFindsItEmpty() throws Exception {
+    ScratchDirectories s = scratch();
+    int threads = 8;
+    int rounds = 200;
+    Set<Path> held = ConcurrentHashMap.newKeySet();
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    try {
+      List<Future<Void>> done = new ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        int id = t;
+        done.add(
+            pool.submit(
+                () -> {
+                  for (int i = 0; i < rounds; i++) {
+                    Path d = s.take("t" + id);
+                    assertThat(held.add(d)).as("%s held by two execs", d).isTrue();
+                    assertThat(names(d)).as("left in %s", d).isEmpty();
+                    Files.createDirectories(d.resolve("by-" + id + "/" + i));
+                    Files.writeString(d.resolve("by-" + id + "/f"), "x");
+                    held.remove(d);
+                    s.giveBack(d, i % 10 != 0); // now and then an exec whose tree may live on
+                  }
+                  return null;
+                }));
+      }
+      for (Future<Void> f : done) {
+        f.get();
+      }
+    } finally {
+      pool.shutdownNow();
+      assertThat(pool.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
+    }
+    // New directories are made only when every existing one is in use.
+    assertThat(names(s.parent()).size()).isBetween(1, threads);
+    for (String n : names(s.parent())) {
+      assertEmptyDirectory(s.parent().resolve(n));
+    }
+  }
+
+  // ---- the parent after the JVM
+
+  private ForkedJvm.Outcome fork(Path tmpdir, List<String> jvmOptions, String... args)
+      throws Exception {
+    List<String> arguments = new ArrayList<>(jvmOptions);
+    arguments.add("-Djava.io.tmpdir=" + tmpdir);
+    arguments.add("--enable-native-access=ALL-UNNAMED");
+    arguments.add("-cp");
+    arguments.add(System.getProperty("java.class.path"));
+    arguments.add(ScratchDirectoriesMain.class.getName());
+    arguments.addAll(List.of(args));
+    ForkedJvm.Outcome o = ForkedJvm.java(arguments, FORKED);
+    assertThat(o.exitCode()).as(o.output()).isZero();
+    return o;
+  }
+
+  private static String reported(ForkedJvm.Outcome o, String key) {
+    return o.output()
+        .lines()
+        .filter(l -> l.startsWith(key + "="))
+        .map(l -> l.substring(key.length() + 1))
+        .findFirst()
+        .orElseThrow(() -> new AssertionError("no " + key + " in: " + o.output()));
+  }
+
+  @Test
+  void theParentGoesWhenTheJvmExits() throws Exception {
+    Path tmpdir = Files.createDirectory(tmp.resolve("tmpdir")).toRealPath();
+    ForkedJvm.Outcome o = fork(tmpdir, List.of(), "clean");
+    Path parent = Path.of(reported(o, "parent"));
+    assertThat(parent.getParent()).isEqualTo(tmpdir);
+    assertThat(parent).doesNotExist();
+    assertThat(names(tmpdir)).isEmpty();
+  }
+
+  @Test
+  void aParentLeftAtExitIsRemovedByTheNextJvmOnly() throws Exception {
+    Path tmpdir = Files.createDirectory(tmp.resolve("tmpdir")).toRealPath();
+    Path parent = Path.of(reported(fork(tmpdir, List.of(), "litter"), "parent"));
+    assertThat(parent).isDirectory();
+    // Another JVM's (this one's pid is running) is kept; the dead one's goes.
+    Path alive = Files.createDirectory(tmpdir.resolve("confine-scratch-1-alive"));
+    Files.writeString(alive.resolve("f"), "x");
+    ScratchDirectories.removeStale(tmpdir);
+    assertThat(parent).doesNotExist();
+    assertThat(alive.resolve("f")).exists();
+  }
+
+  @Test
+  void creatingInATemporaryDirectoryThatIsMissingFailsWithInternal() throws Exception {
+    ForkedJvm.Outcome o = fork(tmp.resolve("missing"), List.of(), "create");
+    assertThat(reported(o, "failed")).isEqualTo(Kind.INTERNAL.name());
+  }
+
+  @Test
+  @Disabled(
+      "bug: take registers every directory it makes with File.deleteOnExit, and that list only"
+          + " grows: an exec given back not reusable (every exec a process group or the sampler"
+          + " holds) leaves one more path in the JVM's memory until it exits")
+  void execsThatAreNotReusedDoNotGrowTheDeleteOnExitList() throws Exception {
+    Path tmpdir = Files.createDirectory(tmp.resolve("tmpdir")).toRealPath();
+    ForkedJvm.Outcome o =
+        fork(tmpdir, List.of("--add-opens=java.base/java.io=ALL-UNNAMED"), "churn", "1000");
+    assertThat(Integer.parseInt(reported(o, "deleteOnExit"))).isLessThan(10);
+  }
+
+  // ---- stale parents
+
+  /** Above PID_MAX_LIMIT (2^22), the most pid_max can be: no process can have it. */
+  private static long deadPid() {
+    return (1L << 22) + 1;
+  }
+
+  @Test
+  void staleParentsAreEmptiedWithoutFollowingAndRemoved() throws Exception {
+    long dead = deadPid();
+    Path stale = Files.createDirectories(tmp.resolve("confine-scratch-" + dead + "-abc/exec-1/x"));
+    Files.writeString(stale.resolve("f"), "x");
+    Files.createSymbolicLink(stale.resolve("out"), outside);
+    Files.createSymbolicLink(tmp.resolve("confine-scratch-" + dead + "-abc/exec-2"), outside);
+    // A stale "parent" that is a link: the link goes, what it points at stays.
+    Files.createSymbolicLink(tmp.resolve("confine-scratch-" + dead + "-link"), outside);
+    Files.writeString(tmp.resolve("confine-scratch-" + dead + "-file"), "x");
+    Path mine =
+        Files.createDirectory(
+            tmp.resolve("confine-scratch-" + ProcessHandle.current().pid() + "-mine"));
+    Path notOurs = Files.createDirectory(tmp.resolve("confine-scratch-abc-x"));
+    Path other = Files.createDirectory(tmp.resolve("unrelated-" + dead));
+    ScratchDirectories.removeStale(tmp);
+    assertThat(names(tmp))
+        .containsExactlyInAnyOrder(
+            "outside",
+            mine.getFileName().toString(),
+            notOurs.getFileName().toString(),
+            other.getFileName().toString());
+  }
+
+  @Test
+  @Disabled(
+      "bug: a name like confine-scratch-99999999999999999999-x (anyone can make one in /tmp) makes"
+          + " Long.parseLong throw, and the NumberFormatException ends removeStale before it"
+          + " removes anything")
+  void aPidTooLargeForALongDoesNotStopTheCleanupOfTheOthers() throws Exception {
+    Path stale = Files.createDirectory(tmp.resolve("confine-scratch-" + deadPid() + "-abc"));
+    Files.createDirectory(tmp.resolve("confine-scratch-99999999999999999999-x"));
+    ScratchDirectories.removeStale(tmp);
+    assertThat(stale).doesNotExist();
+  }
+}
