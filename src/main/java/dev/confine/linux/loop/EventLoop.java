@@ -46,20 +46,32 @@ public final class EventLoop {
 
   /** A task that runs on the loop thread at a deadline unless cancelled first. */
   public static final class Timer implements Comparable<Timer> {
+    private final EventLoop loop;
     private final long deadlineNanos;
     private final long order;
-    private final Runnable task;
+    private volatile Runnable task; // null once cancelled or run: what it holds can go
     private volatile boolean cancelled;
 
-    private Timer(long deadlineNanos, long order, Runnable task) {
+    private Timer(EventLoop loop, long deadlineNanos, long order, Runnable task) {
+      this.loop = loop;
       this.deadlineNanos = deadlineNanos;
       this.order = order;
       this.task = task;
     }
 
-    /** Stops the task from running, if it has not run yet; safe from any thread. */
+    /**
+     * Stops the task from running, if it has not run yet; safe from any thread. The timer leaves
+     * the loop's heap at once (not at its deadline), and its task is dropped, so nothing the task
+     * holds stays reachable through it.
+     */
     public void cancel() {
       cancelled = true;
+      task = null;
+      if (loop.inLoop()) {
+        loop.timers.remove(this);
+      } else {
+        loop.execute(() -> loop.timers.remove(this));
+      }
     }
 
     @Override
@@ -209,7 +221,7 @@ public final class EventLoop {
    * deadlineNanos}, unless the returned timer is cancelled first.
    */
   public Timer schedule(long deadlineNanos, Runnable task) {
-    Timer t = new Timer(deadlineNanos, nextToken.getAndIncrement(), task);
+    Timer t = new Timer(this, deadlineNanos, nextToken.getAndIncrement(), task);
     if (inLoop()) {
       timers.add(t);
     } else {
@@ -312,9 +324,11 @@ public final class EventLoop {
     Timer t;
     while ((t = timers.peek()) != null && (t.cancelled || t.deadlineNanos - now <= 0)) {
       timers.poll();
-      if (!t.cancelled) {
+      Runnable task = t.task;
+      if (!t.cancelled && task != null) {
         t.cancelled = true;
-        runSafely(t.task);
+        t.task = null;
+        runSafely(task);
       }
     }
   }

@@ -22,7 +22,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -451,10 +450,6 @@ class EventLoopTest {
   }
 
   @Test
-  @Disabled(
-      "bug: a cancelled timer stays in the loop's timer heap, its task reachable, until its"
-          + " deadline (Timer.cancel only sets a flag; SessionProcess.finish cancels a session's"
-          + " timeout timer, whose task holds the whole SessionProcess)")
   void aCancelledTimersTaskIsNotKeptUntilItsDeadline() throws Exception {
     // What a session's timeout timer holds: the SessionProcess, its output buffers, its listener.
     Object payload = new byte[1 << 20];
