@@ -407,7 +407,9 @@ public final class ConfinementThreads {
       try {
         s = SpawnPlacement.spawnHere(placement, spec, pipes);
       } catch (IllegalStateException stuck) {
-        f = stuck;
+        // The caller learns why its spawn failed, when it did; the thread retires either way.
+        Throwable[] spawnFailure = stuck.getSuppressed();
+        f = spawnFailure.length > 0 ? spawnFailure[0] : stuck;
         usable = false;
       } catch (Throwable t) {
         f = t;

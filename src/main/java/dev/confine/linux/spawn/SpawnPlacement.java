@@ -88,7 +88,12 @@ public interface SpawnPlacement {
       try {
         placement.leave(tid);
       } catch (IOException stuck) {
-        e.addSuppressed(new IllegalStateException("could not leave the child's cgroup", stuck));
+        // Being stuck in a cgroup outranks the failed spawn: the thread must not spawn again.
+        IllegalStateException ise =
+            new IllegalStateException(
+                "the spawning thread could not leave a child's cgroup", stuck);
+        ise.addSuppressed(e);
+        throw ise;
       }
       throw e;
     }

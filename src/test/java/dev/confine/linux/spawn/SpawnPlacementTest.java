@@ -21,7 +21,6 @@ import java.util.List;
 import java.util.Set;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -160,14 +159,11 @@ class SpawnPlacementTest {
   }
 
   @Test
-  @Disabled(
-      "bug: when the spawn fails and leave fails too, spawnHere throws the spawn's ErrnoException"
-          + " (the leave failure only suppressed), not the IllegalStateException its contract"
-          + " promises, so ConfinementThreads keeps spawning on a thread left in a child's cgroup")
   void aThreadThatCannotLeaveAfterAFailedSpawnIsReportedStuck() {
     Scripted p = new Scripted();
     p.failLeave = true;
     assertThatThrownBy(() -> SpawnPlacement.spawnHere(p, MISSING, null))
-        .isInstanceOf(IllegalStateException.class);
+        .isInstanceOf(IllegalStateException.class)
+        .satisfies(e -> assertThat(e.getSuppressed()).hasSize(1));
   }
 }
