@@ -257,6 +257,21 @@ class LocalSessionTest {
   }
 
   @Test
+  void aNegativeWaitIsOverAtOnceNotEndless() throws Exception {
+    try (ProcessSession s = runner.start(ProcessSpec.pipes(List.of("sleep", "30")))) {
+      Duration negative = Duration.ofMillis(-5);
+      long start = System.nanoTime();
+      ProcessOutput out = s.read(0, 16, negative);
+      assertThat(out.chunks()).isEmpty();
+      assertThat(out.eof()).isFalse();
+      assertThat(s.read(0, java.nio.ByteBuffer.allocate(16), negative).length()).isZero();
+      assertThat(s.waitFor(negative)).isEmpty();
+      // Each returns without waiting; a generous bound for a loaded machine.
+      assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(10));
+    }
+  }
+
+  @Test
   void replayFromAnOldCursorAfterReconnecting() throws Exception {
     try (ProcessSession s =
         runner.start(
