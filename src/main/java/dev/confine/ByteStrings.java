@@ -1,6 +1,7 @@
 package dev.confine;
 
 import java.util.Arrays;
+import java.util.Objects;
 
 /**
  * How Confine carries byte strings in Java {@link String}s: a command, its arguments, environment
@@ -49,7 +50,7 @@ public final class ByteStrings {
 
   /** As {@link #decode(byte[])}, of {@code length} bytes from {@code offset}. */
   public static String decode(byte[] bytes, int offset, int length) {
-    java.util.Objects.checkFromIndexSize(offset, length, bytes.length);
+    Objects.checkFromIndexSize(offset, length, bytes.length);
     StringBuilder sb = new StringBuilder(length);
     int end = offset + length;
     int i = offset;

@@ -7,6 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -49,12 +50,12 @@ final class RawArguments {
     int start = 0;
     for (int i = 0; i < cmdline.length; i++) {
       if (cmdline[i] == 0) {
-        out.add(java.util.Arrays.copyOfRange(cmdline, start, i));
+        out.add(Arrays.copyOfRange(cmdline, start, i));
         start = i + 1;
       }
     }
     if (start < cmdline.length) {
-      out.add(java.util.Arrays.copyOfRange(cmdline, start, cmdline.length));
+      out.add(Arrays.copyOfRange(cmdline, start, cmdline.length));
     }
     return out;
   }

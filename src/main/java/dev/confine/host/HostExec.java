@@ -22,6 +22,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 
 /**
  * The exec pipeline of the runners that run host processes ({@code LocalRunner}, {@code
@@ -188,7 +189,7 @@ public final class HostExec {
       v /= 1024;
       u++;
     }
-    return String.format(java.util.Locale.ROOT, "%.1f %s", v, units[u]);
+    return String.format(Locale.ROOT, "%.1f %s", v, units[u]);
   }
 
   /** The call's {@code maxOutputBytes} when positive, else the runner's default cap. */

@@ -30,6 +30,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.function.Supplier;
 
 /**
@@ -228,7 +229,7 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
      * CapsMechanism#AUTO}).
      */
     public Builder caps(CapsMechanism caps) {
-      this.caps = java.util.Objects.requireNonNull(caps, "caps");
+      this.caps = Objects.requireNonNull(caps, "caps");
       return this;
     }
 

@@ -4,6 +4,7 @@ import dev.confine.linux.libc.LibC;
 import dev.confine.linux.sys.Syscalls;
 import java.io.IOException;
 import java.util.Arrays;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * Measures one process tree from /proc: the resident memory and CPU time of a leader spawned with
@@ -227,7 +228,7 @@ public final class ProcSampler implements TreeSampler {
     userSum = 0;
     systemSum = 0;
     live = 0;
-    java.util.Arrays.fill(sessionMembers, 0, sessionCount, 0);
+    Arrays.fill(sessionMembers, 0, sessionCount, 0);
   }
 
   /** Whether {@code pid} was a member at the last sample (tests). */
@@ -506,7 +507,7 @@ public final class ProcSampler implements TreeSampler {
         if (dead(st) || (stop && (st == 'T' || st == 't')) || System.nanoTime() - deadline > 0) {
           break;
         }
-        java.util.concurrent.locks.LockSupport.parkNanos(50_000);
+        LockSupport.parkNanos(50_000);
       }
     }
   }
