@@ -1,8 +1,6 @@
 package dev.confine.bench;
 
 import dev.confine.linux.Engine;
-import dev.confine.host.HostExec;
-import dev.confine.linux.tree.Cap;
 import dev.confine.linux.cgroup.CgroupGuard;
 import dev.confine.linux.cgroup.CgroupLayout;
 import dev.confine.linux.cgroup.Cgroups;
@@ -10,6 +8,7 @@ import dev.confine.linux.child.ChildOutcome;
 import dev.confine.linux.child.Execution;
 import dev.confine.linux.spawn.SpawnSpec;
 import dev.confine.linux.spawn.Spawner;
+import dev.confine.linux.tree.Cap;
 import dev.confine.linux.tree.TreeGuard;
 import dev.confine.linux.tree.TreeLimits;
 import dev.confine.linux.tree.TreeUsage;

@@ -1,10 +1,10 @@
 package dev.confine.bench;
 
-import dev.confine.linux.Engine;
 import dev.confine.Capability;
 import dev.confine.Capability.Dimension;
 import dev.confine.ExecResult;
 import dev.confine.host.HostExec;
+import dev.confine.linux.Engine;
 import dev.confine.linux.cgroup.CgroupGuard;
 import dev.confine.linux.cgroup.Cgroups;
 import dev.confine.linux.child.ChildOutcome;
