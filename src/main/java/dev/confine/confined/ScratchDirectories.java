@@ -16,6 +16,7 @@ import java.nio.file.attribute.BasicFileAttributeView;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -183,6 +184,23 @@ final class ScratchDirectories {
   }
 
   /**
+   * The pid in a scratch parent's name; empty when the name is not one, or its digits do not make a
+   * long (anyone can create such a name in the temporary directory: it is skipped, not the end of
+   * the cleanup).
+   */
+  private static OptionalLong pidOf(String name) {
+    Matcher m = NAME.matcher(name);
+    if (!m.matches()) {
+      return OptionalLong.empty();
+    }
+    try {
+      return OptionalLong.of(Long.parseLong(m.group(1)));
+    } catch (NumberFormatException e) {
+      return OptionalLong.empty();
+    }
+  }
+
+  /**
    * Removes the scratch parents in {@code tmp} whose JVM is no longer running (the pid in the name;
    * a pid that was reused by another process keeps its directory, which is only a missed cleanup).
    * What cannot be removed (another user's) is left.
@@ -191,15 +209,14 @@ final class ScratchDirectories {
     List<Path> stale = new ArrayList<>();
     try (DirectoryStream<Path> entries = Files.newDirectoryStream(tmp, PREFIX + "*")) {
       for (Path p : entries) {
-        Matcher m = NAME.matcher(p.getFileName().toString());
-        if (m.matches()) {
-          long pid = Long.parseLong(m.group(1));
-          if (pid != JVM_PID && ProcessHandle.of(pid).isEmpty()) {
-            stale.add(p.getFileName());
-          }
+        OptionalLong pid = pidOf(p.getFileName().toString());
+        if (pid.isPresent()
+            && pid.getAsLong() != JVM_PID
+            && ProcessHandle.of(pid.getAsLong()).isEmpty()) {
+          stale.add(p.getFileName());
         }
       }
-    } catch (IOException | DirectoryIteratorException | NumberFormatException e) {
+    } catch (IOException | DirectoryIteratorException e) {
       return; // nothing to clean that can be seen
     }
     for (Path name : stale) {
