@@ -12,11 +12,18 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.SecureDirectoryStream;
-import java.nio.file.attribute.BasicFileAttributeView;
+import java.nio.file.attribute.PosixFileAttributeView;
+import java.nio.file.attribute.PosixFileAttributes;
+import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.file.attribute.UserPrincipal;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.OptionalLong;
+import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -26,25 +33,31 @@ import java.util.regex.Pattern;
 /**
  * The private TMPDIRs of one confined runner's execs and sessions: directories {@code exec-N} in a
  * parent {@code confine-scratch-<pid>-<random>} under the system's temporary directory, one per
- * exec in flight, emptied after their exec and reused. The parent goes when the JVM exits; the
- * parents of JVMs that were killed before they could remove theirs are removed by the next JVM that
- * builds a confined runner.
+ * exec in flight, emptied after their exec and reused. What an exec left is emptied in a trash
+ * beside the parent, {@code confine-scratch-<pid>-trash-<random>}, where no child can reach it. The
+ * parent and the trash go when the JVM exits; those of JVMs that were killed before they could
+ * remove theirs are removed by the next JVM that builds a confined runner.
  */
 final class ScratchDirectories {
   private static final String PREFIX = "confine-scratch-";
   private static final Pattern NAME = Pattern.compile(Pattern.quote(PREFIX) + "(\\d+)-.*");
   private static final long JVM_PID = ProcessHandle.current().pid();
   private static final AtomicBoolean STALE_REMOVED = new AtomicBoolean();
-  // Deeper trees are left (and the directory not reused): each level holds an open directory.
-  private static final int MAX_DEPTH = 64;
+  private static final Set<PosixFilePermission> OWNER_ONLY =
+      PosixFilePermissions.fromString("rwx------");
 
   private final Path parent;
+  private final SecureDirectoryStream<Path> parentDir;
+  private final Trash trash;
   private final Credentials.User owner; // null: this JVM's user
   private final AtomicLong created = new AtomicLong();
   private final ConcurrentLinkedDeque<Path> idle = new ConcurrentLinkedDeque<>();
 
-  private ScratchDirectories(Path parent, Credentials.User owner) {
+  private ScratchDirectories(
+      Path parent, SecureDirectoryStream<Path> parentDir, Trash trash, Credentials.User owner) {
     this.parent = parent;
+    this.parentDir = parentDir;
+    this.trash = trash;
     this.owner = owner;
   }
 
@@ -60,14 +73,21 @@ final class ScratchDirectories {
     if (STALE_REMOVED.compareAndSet(false, true)) {
       removeStale(tmp);
     }
+    Trash trash = null;
     try {
       Path parent = Files.createTempDirectory(tmp, PREFIX + JVM_PID + "-").toRealPath();
       parent.toFile().deleteOnExit();
       if (owner != null) {
         Files.setPosixFilePermissions(parent, PosixFilePermissions.fromString("rwx--x--x"));
       }
-      return new ScratchDirectories(parent, owner);
+      // Beside the parent, on its filesystem: what is moved there stays the same inodes.
+      trash = Trash.create(parent.getParent());
+      trash.path.toFile().deleteOnExit();
+      return new ScratchDirectories(parent, open(parent), trash, owner);
     } catch (IOException | UnsupportedOperationException e) {
+      if (trash != null) {
+        trash.close();
+      }
       throw SandboxException.of(Kind.INTERNAL, "cannot create the scratch directory: " + e, e);
     }
   }
@@ -110,77 +130,68 @@ final class ScratchDirectories {
    * process group or the sampler cannot rule out) it is emptied and removed, and the next exec gets
    * a new one. A directory that cannot be emptied is not reused. The common case, an exec that left
    * nothing, costs one open and one getdents64.
+   *
+   * <p>Anything else is emptied in the trash: the directory is moved there whole (a rename, which
+   * neither opens nor follows what it moves), out of every child's reach, and only there is it
+   * listed and its tree removed; reused, it is moved back.
    */
   void giveBack(Path tmp, boolean reusable) {
-    boolean empty = Directories.isEmpty(tmp) || emptyWithoutFollowing(parent, tmp.getFileName());
-    if (empty && reusable) {
-      idle.addFirst(tmp);
-    } else if (empty) {
+    Path name = tmp.getFileName();
+    if (Directories.isEmpty(tmp)) { // opens no fifo and follows no link
+      if (reusable) {
+        idle.addFirst(tmp);
+      } else {
+        try {
+          parentDir.deleteDirectory(name);
+        } catch (IOException e) {
+          // written to again since: left for the JVM's exit
+        }
+      }
+      return;
+    }
+    Path moved = trash.takeFrom(parentDir, name); // a link or file in its place too
+    if (moved == null) {
+      return; // gone, or cannot be moved: left for the JVM's exit
+    }
+    if (reusable && trash.empty(moved)) {
       try {
-        Files.deleteIfExists(tmp); // a link in its place was removed by the emptying
+        trash.dir.move(moved, parentDir, name);
+        idle.addFirst(tmp);
+        return;
       } catch (IOException e) {
-        // written to again since: left for the JVM's exit
+        // the name was taken again meanwhile: removed instead, the name not reused
       }
     }
+    trash.remove(moved);
+  }
+
+  private static SecureDirectoryStream<Path> open(Path dir) throws IOException {
+    DirectoryStream<Path> d = Files.newDirectoryStream(dir);
+    if (d instanceof SecureDirectoryStream<Path> s) {
+      return s;
+    }
+    d.close();
+    throw new UnsupportedOperationException("no openat on this platform: " + dir);
   }
 
   /**
-   * Deletes what an exec left in {@code dir/name} and says whether it is an empty directory now.
-   * Every step is relative to an open directory and follows no symbolic link: the scratch parent is
-   * writable by confined children (it holds every exec's TMPDIR), so a child may have replaced the
-   * directory or anything beneath it with a link to where this unconfined JVM must not delete. The
-   * parent itself cannot be replaced (its own parent, the sticky temporary directory, lets only its
-   * owner rename it).
+   * The attributes of {@code name} in {@code dir}, not following a link; null when there is none.
    */
-  private static boolean emptyWithoutFollowing(Path dir, Path name) {
-    try (DirectoryStream<Path> parent = Files.newDirectoryStream(dir)) {
-      if (!(parent instanceof SecureDirectoryStream<Path> sp)) {
-        return false; // no openat on this platform: never reused, removed at exit
-      }
-      if (!isDirectory(sp, name)) {
-        sp.deleteFile(name); // a link or file in its place: removed, the name not reused
-        return false;
-      }
-      try (SecureDirectoryStream<Path> d = sp.newDirectoryStream(name, NOFOLLOW_LINKS)) {
-        deleteContents(d, 0);
-      }
-      try (SecureDirectoryStream<Path> d = sp.newDirectoryStream(name, NOFOLLOW_LINKS)) {
-        return !d.iterator().hasNext();
-      }
-    } catch (IOException | DirectoryIteratorException e) {
-      return false;
+  private static PosixFileAttributes attributes(SecureDirectoryStream<Path> dir, Path name) {
+    try { // fstatat(AT_SYMLINK_NOFOLLOW): opens nothing
+      return dir.getFileAttributeView(name, PosixFileAttributeView.class, NOFOLLOW_LINKS)
+          .readAttributes();
+    } catch (IOException e) {
+      return null;
     }
   }
 
-  private static void deleteContents(SecureDirectoryStream<Path> dir, int depth) {
-    List<Path> names = new ArrayList<>();
-    for (Path entry : dir) {
-      names.add(entry.getFileName());
+  private static void close(DirectoryStream<Path> dir) {
+    try {
+      dir.close();
+    } catch (IOException e) {
+      // nothing more to do with it
     }
-    for (Path n : names) {
-      try {
-        if (isDirectory(dir, n)) {
-          if (depth >= MAX_DEPTH) {
-            continue;
-          }
-          try (SecureDirectoryStream<Path> sub = dir.newDirectoryStream(n, NOFOLLOW_LINKS)) {
-            deleteContents(sub, depth + 1);
-          }
-          dir.deleteDirectory(n);
-        } else {
-          dir.deleteFile(n);
-        }
-      } catch (IOException | DirectoryIteratorException e) {
-        // best effort: what is left keeps the directory from being reused
-      }
-    }
-  }
-
-  private static boolean isDirectory(SecureDirectoryStream<Path> dir, Path name)
-      throws IOException {
-    return dir.getFileAttributeView(name, BasicFileAttributeView.class, NOFOLLOW_LINKS)
-        .readAttributes()
-        .isDirectory();
   }
 
   /**
@@ -201,9 +212,10 @@ final class ScratchDirectories {
   }
 
   /**
-   * Removes the scratch parents in {@code tmp} whose JVM is no longer running (the pid in the name;
-   * a pid that was reused by another process keeps its directory, which is only a missed cleanup).
-   * What cannot be removed (another user's) is left.
+   * Removes the scratch parents and trashes in {@code tmp} whose JVM is no longer running (the pid
+   * in the name; a pid that was reused by another process keeps its directory, which is only a
+   * missed cleanup), however deep and read-only their trees. Only this JVM's user's are removed:
+   * another user's, which that user could be changing while they are removed, are left.
    */
   static void removeStale(Path tmp) {
     List<Path> stale = new ArrayList<>();
@@ -219,13 +231,251 @@ final class ScratchDirectories {
     } catch (IOException | DirectoryIteratorException e) {
       return; // nothing to clean that can be seen
     }
-    for (Path name : stale) {
-      if (emptyWithoutFollowing(tmp, name)) {
-        try {
-          Files.deleteIfExists(tmp.resolve(name));
-        } catch (IOException e) {
-          // left for a later start
+    if (stale.isEmpty()) {
+      return;
+    }
+    Trash trash;
+    try {
+      trash = Trash.create(tmp);
+    } catch (IOException | UnsupportedOperationException e) {
+      return; // left for a later start
+    }
+    try (SecureDirectoryStream<Path> dir = open(tmp)) {
+      for (Path name : stale) {
+        trash.removeStale(dir, name);
+      }
+    } catch (IOException | UnsupportedOperationException e) {
+      // left for a later start
+    } finally {
+      trash.close();
+    }
+  }
+
+  /**
+   * A directory of this JVM's, {@code confine-scratch-<pid>-trash-<random>} beside the parents,
+   * where what confined children left is emptied and removed. No child can write there (Landlock
+   * bounds their writes to their writable paths: the trash is not one and lies in none), not even
+   * one whose working directory is in a tree moved there: once moved in, a tree holds still. So
+   * only here are directories opened (never a name a child could still change: it could have become
+   * a fifo, whose open blocks, or a link), listed, made writable where this JVM's user owns them
+   * and removed, fd-relative, following no link. A directory's directories are moved up into the
+   * trash and removed from there, so a tree of any depth is removed holding two directories open.
+   */
+  private static final class Trash {
+    private static final Set<PosixFilePermission> OWNER_RWX =
+        EnumSet.of(
+            PosixFilePermission.OWNER_READ,
+            PosixFilePermission.OWNER_WRITE,
+            PosixFilePermission.OWNER_EXECUTE);
+
+    final Path path;
+    final SecureDirectoryStream<Path> dir;
+    private final UserPrincipal self; // this JVM's user, the trash's owner
+    private final boolean root; // needs no permission to read, write or search a directory
+    private final AtomicLong names = new AtomicLong();
+
+    private Trash(Path path, SecureDirectoryStream<Path> dir, UserPrincipal self, boolean root) {
+      this.path = path;
+      this.dir = dir;
+      this.self = self;
+      this.root = root;
+    }
+
+    static Trash create(Path tmp) throws IOException {
+      Path path = Files.createTempDirectory(tmp, PREFIX + JVM_PID + "-trash-");
+      SecureDirectoryStream<Path> dir = null;
+      try {
+        Files.setPosixFilePermissions(path, OWNER_ONLY);
+        dir = open(path);
+        PosixFileAttributes a =
+            dir.getFileAttributeView(PosixFileAttributeView.class).readAttributes();
+        int uid = (Integer) Files.getAttribute(path, "unix:uid", NOFOLLOW_LINKS);
+        return new Trash(path, dir, a.owner(), uid == 0);
+      } catch (IOException | RuntimeException e) {
+        if (dir != null) {
+          ScratchDirectories.close(dir);
         }
+        Files.deleteIfExists(path);
+        throw e;
+      }
+    }
+
+    /** A name no entry of the trash has had. */
+    private Path fresh() {
+      return Path.of("t" + names.incrementAndGet());
+    }
+
+    /**
+     * Moves {@code name} out of {@code from}, a directory children may write in, into the trash,
+     * whatever it is now (renameat opens and follows nothing); its name here, or null when there
+     * was nothing there or it cannot be moved (a directory changes parent only if it is writable).
+     */
+    Path takeFrom(SecureDirectoryStream<Path> from, Path name) {
+      Path moved = fresh();
+      try {
+        from.move(name, dir, moved);
+        return moved;
+      } catch (IOException e) {
+        return null;
+      }
+    }
+
+    /**
+     * Empties {@code name}, a directory of the trash, and says whether it is an empty directory now
+     * (what it held that cannot be removed stays in the trash, for the JVM's exit).
+     */
+    boolean empty(Path name) {
+      PosixFileAttributes a = attributes(dir, name);
+      if (a == null || !a.isDirectory()) {
+        return false;
+      }
+      Deque<Path> work = new ArrayDeque<>();
+      boolean empty = drain(name, a, work);
+      removeAll(work);
+      return empty;
+    }
+
+    /** Removes {@code name} from the trash, whatever it is; whether all of it went. */
+    boolean remove(Path name) {
+      Deque<Path> work = new ArrayDeque<>();
+      work.push(name);
+      return removeAll(work);
+    }
+
+    private boolean removeAll(Deque<Path> work) {
+      boolean all = true;
+      while (!work.isEmpty()) {
+        Path name = work.pop();
+        PosixFileAttributes a = attributes(dir, name);
+        if (a == null) {
+          continue;
+        }
+        try {
+          if (!a.isDirectory()) {
+            dir.deleteFile(name);
+          } else if (drain(name, a, work)) {
+            dir.deleteDirectory(name);
+          } else {
+            all = false;
+          }
+        } catch (IOException e) {
+          all = false;
+        }
+      }
+      return all;
+    }
+
+    /**
+     * Unlinks what directory {@code name} of the trash holds and moves the directories among it up
+     * into the trash (onto {@code work}, to be removed in turn); whether it is empty now.
+     */
+    private boolean drain(Path name, PosixFileAttributes a, Deque<Path> work) {
+      makeUsable(dir, name, a);
+      List<Path> entries = new ArrayList<>();
+      try (SecureDirectoryStream<Path> d = dir.newDirectoryStream(name, NOFOLLOW_LINKS)) {
+        for (Path e : d) {
+          entries.add(e.getFileName());
+        }
+        boolean empty = true;
+        for (Path e : entries) {
+          PosixFileAttributes ea = attributes(d, e);
+          if (ea == null) {
+            continue;
+          }
+          try {
+            if (ea.isDirectory()) {
+              makeUsable(d, e, ea); // its ".." changes: it must be writable
+              Path up = fresh();
+              d.move(e, dir, up);
+              work.push(up);
+            } else {
+              d.deleteFile(e); // a file, link, fifo or socket: unlinked, never opened
+            }
+          } catch (IOException x) {
+            empty = false;
+          }
+        }
+        return empty;
+      } catch (IOException | DirectoryIteratorException e) {
+        return false;
+      }
+    }
+
+    /**
+     * Gives this JVM's user read, write and search permission on directory {@code name} of {@code
+     * in} where it owns it and lacks one (a read-only tree, as a Go module cache is, or one an exec
+     * locked), so that it can be listed and emptied; root needs none. {@code in} is the trash or a
+     * directory of it, so the name is still the directory {@code a} describes: the chmod goes
+     * through an open of it that follows no link, or, where it cannot be opened (not readable), by
+     * name once it is checked to be that directory still.
+     */
+    private void makeUsable(SecureDirectoryStream<Path> in, Path name, PosixFileAttributes a) {
+      Set<PosixFilePermission> mode = a.permissions();
+      if (root || mode.containsAll(OWNER_RWX) || !self.equals(a.owner())) {
+        return;
+      }
+      Set<PosixFilePermission> usable = EnumSet.copyOf(OWNER_RWX);
+      usable.addAll(mode);
+      try {
+        in.getFileAttributeView(name, PosixFileAttributeView.class, NOFOLLOW_LINKS)
+            .setPermissions(usable);
+        return;
+      } catch (IOException e) {
+        // not readable: cannot be opened to be changed
+      }
+      PosixFileAttributes again = attributes(in, name);
+      if (again != null && again.isDirectory() && again.fileKey().equals(a.fileKey())) {
+        try {
+          in.getFileAttributeView(name, PosixFileAttributeView.class).setPermissions(usable);
+        } catch (IOException e) {
+          // left as it is: what it holds stays
+        }
+      }
+    }
+
+    /**
+     * Removes {@code name} of {@code tmp}, a stale parent or trash (or whatever has that name), if
+     * it is this JVM's user's. A dead JVM's children may still be running and writing into its
+     * parent: what it holds is moved into this trash first, out of their reach, and removed there.
+     */
+    void removeStale(SecureDirectoryStream<Path> tmp, Path name) {
+      PosixFileAttributes a = attributes(tmp, name);
+      if (a == null || !self.equals(a.owner())) {
+        return;
+      }
+      try {
+        if (!a.isDirectory()) {
+          tmp.deleteFile(name); // a link or file with that name
+          return;
+        }
+        // Only this JVM's user or root can rename what this user owns in the temporary directory
+        // (sticky), and no confined child can write there: the name stays that directory.
+        makeUsable(tmp, name, a);
+        try (SecureDirectoryStream<Path> stale = tmp.newDirectoryStream(name, NOFOLLOW_LINKS)) {
+          List<Path> entries = new ArrayList<>();
+          for (Path e : stale) {
+            entries.add(e.getFileName());
+          }
+          for (Path e : entries) {
+            Path moved = takeFrom(stale, e);
+            if (moved != null) {
+              remove(moved);
+            }
+          }
+        }
+        tmp.deleteDirectory(name);
+      } catch (IOException | DirectoryIteratorException e) {
+        // left for a later start
+      }
+    }
+
+    /** Closes the trash and removes it if it is empty (else the next JVM does). */
+    void close() {
+      ScratchDirectories.close(dir);
+      try {
+        Files.deleteIfExists(path);
+      } catch (IOException e) {
+        // left for a later start
       }
     }
   }

@@ -308,20 +308,34 @@ class ScratchDirectoriesTest {
     assertThat(s.take("b")).isEqualTo(a);
   }
 
+  /**
+   * A chain of {@code depth} directories {@code d} in {@code dir}, with at its bottom a file, a
+   * fifo nobody writes to, a link out and a read-only directory holding a file; the bottom.
+   */
+  private Path deepTree(Path dir, int depth) throws Exception {
+    Path bottom = Files.createDirectories(dir.resolve("d/".repeat(depth)));
+    Files.writeString(bottom.resolve("f"), "x");
+    run(bottom, "mkfifo fifo && mkdir ro && echo x > ro/g && chmod 555 ro");
+    Files.createSymbolicLink(bottom.resolve("out"), outside);
+    return bottom;
+  }
+
   @Test
-  void aTreeDeeperThanTheLimitIsLeftAndItsDirectoryNotReused() throws Exception {
-    // Documented: each level holds an open directory, so at most 64 are walked.
+  void aTreeOfAnyDepthIsEmptiedAndItsDirectoryReused() throws Exception {
+    // Once, at most 64 levels were walked (each held an open directory) and the rest was left,
+    // by the exit and the next JVM too. Directories are moved up into the trash instead.
     ScratchDirectories s = scratch();
     Path a = s.take("a");
-    run(a, "i=0; while [ $i -lt 100 ]; do mkdir d && cd d || exit 1; i=$((i+1)); done; touch f");
+    deepTree(a, 300);
     Files.writeString(a.resolve("shallow"), "x");
-    Files.createSymbolicLink(a.resolve("d/out"), outside);
     s.giveBack(a, true);
-    assertThat(a.resolve("shallow")).as("what is within reach goes").doesNotExist();
-    assertThat(Files.exists(a.resolve("d/out"), NOFOLLOW_LINKS)).isFalse();
-    Path b = s.take("b");
-    assertThat(b).isNotEqualTo(a);
-    assertEmptyDirectory(b);
+    assertEmptyDirectory(a);
+    assertThat(s.take("b")).isEqualTo(a);
+    Path c = s.take("c");
+    deepTree(c, 300);
+    s.giveBack(c, false);
+    assertThat(c).doesNotExist();
+    assertThat(names(s.parent())).containsExactly(a.getFileName().toString());
   }
 
   @Test
@@ -333,10 +347,6 @@ class ScratchDirectoriesTest {
 
   @Test
   @Tag("unprivileged")
-  @Disabled(
-      "bug: without root, emptying does not make a read-only directory an exec left writable"
-          + " first, so unlinkat fails with EACCES: the directory is neither reused nor removed,"
-          + " not at JVM exit and not by the next JVM's stale cleanup either")
   void readOnlyDirectoriesAreEmptiedWithoutRoot() throws Exception {
     HostRequirements.require(!HostRequirements.isRoot(), "must run without root");
     assertReadOnlyTreeIsEmptied();
@@ -347,13 +357,18 @@ class ScratchDirectoriesTest {
     Path a = s.take("a");
     // As a Go module cache is: read-only directories with read-only files, and a directory the
     // exec can no longer even list.
-    run(
-        a,
+    String readOnlyTree =
         "mkdir -p ro/sub && echo x > ro/f && echo x > ro/sub/g && chmod 444 ro/f ro/sub/g"
-            + " && chmod 555 ro/sub ro && mkdir locked && echo x > locked/h && chmod 000 locked");
+            + " && chmod 555 ro/sub ro && mkdir locked && echo x > locked/h && chmod 000 locked";
+    run(a, readOnlyTree);
     s.giveBack(a, true);
     assertEmptyDirectory(a);
     assertThat(s.take("b")).isEqualTo(a);
+    // Not reusable: removed all the same.
+    Path c = s.take("c");
+    run(c, readOnlyTree);
+    s.giveBack(c, false);
+    assertThat(c).doesNotExist();
   }
 
   // ---- who may use them
@@ -557,6 +572,17 @@ class ScratchDirectoriesTest {
             mine.getFileName().toString(),
             notOurs.getFileName().toString(),
             other.getFileName().toString());
+  }
+
+  @Test
+  void aStaleParentIsRemovedHoweverDeepAndReadOnlyItsTree() throws Exception {
+    Path stale = Files.createDirectory(tmp.resolve("confine-scratch-" + deadPid() + "-deep"));
+    Path exec = Files.createDirectory(stale.resolve("exec-1"));
+    deepTree(exec, 300);
+    run(exec, "mkdir -p locked/in && echo x > locked/in/h && chmod 000 locked/in locked");
+    run(exec, "mkdir ro && echo x > ro/f && chmod 555 ro");
+    ScratchDirectories.removeStale(tmp);
+    assertThat(names(tmp)).containsExactly("outside");
   }
 
   @Test
