@@ -10,8 +10,10 @@ import java.io.IOException;
 import java.nio.file.DirectoryIteratorException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.SecureDirectoryStream;
+import java.nio.file.attribute.BasicFileAttributeView;
 import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
@@ -22,8 +24,10 @@ import java.util.ArrayList;
 import java.util.Deque;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -31,12 +35,13 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The private TMPDIRs of one confined runner's execs and sessions: directories {@code exec-N} in a
- * parent {@code confine-scratch-<pid>-<random>} under the system's temporary directory, one per
- * exec in flight, emptied after their exec and reused. What an exec left is emptied in a trash
- * beside the parent, {@code confine-scratch-<pid>-trash-<random>}, where no child can reach it. The
- * parent and the trash go when the JVM exits; those of JVMs that were killed before they could
- * remove theirs are removed by the next JVM that builds a confined runner.
+ * The private TMPDIRs of one confined runner's execs and sessions: directories {@code exec-N}, mode
+ * 0700 and owned by the user the children run as, in a parent {@code
+ * confine-scratch-<pid>-<random>} under the system's temporary directory, one per exec in flight,
+ * emptied after their exec and reused. What an exec left is emptied in a trash beside the parent,
+ * {@code confine-scratch-<pid>-trash-<random>}, where no child can reach it. The parent and the
+ * trash go when the JVM exits; those of JVMs that were killed before they could remove theirs are
+ * removed by the next JVM that builds a confined runner.
  */
 final class ScratchDirectories {
   private static final String PREFIX = "confine-scratch-";
@@ -45,13 +50,25 @@ final class ScratchDirectories {
   private static final AtomicBoolean STALE_REMOVED = new AtomicBoolean();
   private static final Set<PosixFilePermission> OWNER_ONLY =
       PosixFilePermissions.fromString("rwx------");
+  private static final Set<PosixFilePermission> TRAVERSABLE =
+      PosixFilePermissions.fromString("rwx--x--x");
+  // Names taken in advance (a child can make exec-N in the parent) skipped before take gives up.
+  private static final int NAME_ATTEMPTS = 64;
 
   private final Path parent;
   private final SecureDirectoryStream<Path> parentDir;
   private final Trash trash;
   private final Credentials.User owner; // null: this JVM's user
   private final AtomicLong created = new AtomicLong();
-  private final ConcurrentLinkedDeque<Path> idle = new ConcurrentLinkedDeque<>();
+  private final ConcurrentLinkedDeque<Exec> idle = new ConcurrentLinkedDeque<>();
+  private final Map<Path, Exec> taken = new ConcurrentHashMap<>();
+
+  /**
+   * An exec's directory: where it is, its name in the parent, the directory itself (held open from
+   * its making to its removal, so that its mode is set without naming it) and its file key (to know
+   * it by).
+   */
+  private record Exec(Path path, Path name, SecureDirectoryStream<Path> dir, Object key) {}
 
   private ScratchDirectories(
       Path parent, SecureDirectoryStream<Path> parentDir, Trash trash, Credentials.User owner) {
@@ -77,9 +94,7 @@ final class ScratchDirectories {
     try {
       Path parent = Files.createTempDirectory(tmp, PREFIX + JVM_PID + "-").toRealPath();
       parent.toFile().deleteOnExit();
-      if (owner != null) {
-        Files.setPosixFilePermissions(parent, PosixFilePermissions.fromString("rwx--x--x"));
-      }
+      Files.setPosixFilePermissions(parent, owner == null ? OWNER_ONLY : TRAVERSABLE);
       // Beside the parent, on its filesystem: what is moved there stays the same inodes.
       trash = Trash.create(parent.getParent());
       trash.path.toFile().deleteOnExit();
@@ -104,65 +119,131 @@ final class ScratchDirectories {
    * @throws SandboxException INTERNAL when a new one cannot be made
    */
   Path take(String cmd) {
-    Path tmp = idle.pollFirst();
-    if (tmp != null) {
-      return tmp;
-    }
-    tmp = parent.resolve("exec-" + created.incrementAndGet());
-    try {
-      Files.createDirectory(tmp);
-      if (owner != null) {
-        Files.setAttribute(tmp, "unix:gid", owner.gid(), NOFOLLOW_LINKS);
-        Files.setAttribute(tmp, "unix:uid", owner.uid(), NOFOLLOW_LINKS);
+    Exec e = idle.pollFirst();
+    if (e == null) {
+      try {
+        e = make();
+      } catch (IOException | RuntimeException x) {
+        throw SandboxException.of(
+            Kind.INTERNAL, "exec " + cmd + ": scratch directory in " + parent + ": " + x, x);
       }
-    } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
-      throw SandboxException.of(
-          Kind.INTERNAL, "exec " + cmd + ": scratch directory " + tmp + ": " + e, e);
     }
-    tmp.toFile().deleteOnExit(); // runs before the parent's, registered earlier
-    return tmp;
+    taken.put(e.path(), e);
+    return e.path();
+  }
+
+  /**
+   * A new exec directory. It is made in the trash, where no child can reach it, with mode 0700
+   * whatever the umask and, with an owner, that user's; then renamed into the parent, under the
+   * next name {@code exec-N} that no child took in advance (an empty directory there is replaced).
+   */
+  private Exec make() throws IOException {
+    Path made = trash.fresh();
+    Path inTrash = trash.path.resolve(made);
+    Files.createDirectory(inTrash, PosixFilePermissions.asFileAttribute(OWNER_ONLY));
+    SecureDirectoryStream<Path> dir = null;
+    try {
+      // By path: in the trash nothing but this JVM changes a name. The umask took bits off the
+      // mkdir's mode (never more than 0700): 0700 exactly, whatever it is.
+      Files.setPosixFilePermissions(inTrash, OWNER_ONLY);
+      if (owner != null) {
+        Files.setAttribute(inTrash, "unix:gid", owner.gid(), NOFOLLOW_LINKS);
+        Files.setAttribute(inTrash, "unix:uid", owner.uid(), NOFOLLOW_LINKS);
+      }
+      dir = trash.dir.newDirectoryStream(made, NOFOLLOW_LINKS);
+      Object key =
+          dir.getFileAttributeView(BasicFileAttributeView.class).readAttributes().fileKey();
+      for (int i = 0; ; i++) {
+        Path name = Path.of("exec-" + created.incrementAndGet());
+        try {
+          trash.dir.move(made, parentDir, name);
+          Path path = parent.resolve(name);
+          path.toFile().deleteOnExit(); // runs before the parent's, registered earlier
+          return new Exec(path, name, dir, key);
+        } catch (NoSuchFileException x) {
+          throw x; // the parent is gone
+        } catch (IOException x) {
+          if (i == NAME_ATTEMPTS) {
+            throw x;
+          }
+        }
+      }
+    } catch (IOException | RuntimeException x) {
+      if (dir != null) {
+        close(dir);
+      }
+      trash.remove(made);
+      throw x;
+    }
   }
 
   /**
    * Hands back {@code tmp} once its exec is over. With {@code reusable} (nothing the exec started
    * can be running: its tree was held from its start and is gone) it is emptied and kept for a
-   * later exec; otherwise (a process that left the tree unseen could still write into it, as the
-   * process group or the sampler cannot rule out) it is emptied and removed, and the next exec gets
-   * a new one. A directory that cannot be emptied is not reused. The common case, an exec that left
-   * nothing, costs one open and one getdents64.
+   * later exec, with mode 0700 again; otherwise (a process that left the tree unseen could still
+   * write into it, as the process group or the sampler cannot rule out) it is emptied and removed,
+   * and the next exec gets a new one. A directory that cannot be emptied, or is not the one {@code
+   * take} made (a child can replace it), is not reused. The common case, an exec that left nothing,
+   * costs one fstatat, one open and one getdents64.
    *
-   * <p>Anything else is emptied in the trash: the directory is moved there whole (a rename, which
-   * neither opens nor follows what it moves), out of every child's reach, and only there is it
-   * listed and its tree removed; reused, it is moved back.
+   * <p>Anything else is emptied in the trash: what is at its name is moved there whole (a rename,
+   * which neither opens nor follows what it moves), out of every child's reach, and only there is
+   * it listed and its tree removed; reused, it is moved back.
    */
   void giveBack(Path tmp, boolean reusable) {
-    Path name = tmp.getFileName();
-    if (Directories.isEmpty(tmp)) { // opens no fifo and follows no link
-      if (reusable) {
-        idle.addFirst(tmp);
-      } else {
-        try {
-          parentDir.deleteDirectory(name);
-        } catch (IOException e) {
-          // written to again since: left for the JVM's exit
-        }
-      }
-      return;
+    Exec e = taken.remove(tmp);
+    if (e == null) {
+      return; // not one of ours, or given back already
     }
-    Path moved = trash.takeFrom(parentDir, name); // a link or file in its place too
-    if (moved == null) {
-      return; // gone, or cannot be moved: left for the JVM's exit
+    if (emptied(e, reusable)) {
+      idle.addFirst(e);
+    } else {
+      close(e.dir());
     }
-    if (reusable && trash.empty(moved)) {
+  }
+
+  /** Empties {@code e}; whether it is back in the parent, empty, for a later exec. */
+  private boolean emptied(Exec e, boolean reusable) {
+    PosixFileAttributes a = attributes(parentDir, e.name());
+    if (a == null) {
+      return false; // the exec removed it
+    }
+    boolean ours = a.isDirectory() && e.key().equals(a.fileKey());
+    if (ours && !a.permissions().equals(OWNER_ONLY)) {
+      // The exec may have opened it to others, or made it read-only: a directory changes parent
+      // only if it is writable. Through the open directory, not its name, which a child can change.
       try {
-        trash.dir.move(moved, parentDir, name);
-        idle.addFirst(tmp);
-        return;
-      } catch (IOException e) {
+        e.dir().getFileAttributeView(PosixFileAttributeView.class).setPermissions(OWNER_ONLY);
+      } catch (IOException x) {
+        return false;
+      }
+    }
+    if (ours && Directories.isEmpty(e.path())) { // opens no fifo and follows no link
+      if (reusable) {
+        return true;
+      }
+      try {
+        parentDir.deleteDirectory(e.name());
+        return false;
+      } catch (IOException x) {
+        // written to again since: emptied in the trash
+      }
+    }
+    Path moved = trash.takeFrom(parentDir, e.name()); // a link or file in its place too
+    if (moved == null) {
+      return false; // gone, or cannot be moved: left for the JVM's exit
+    }
+    PosixFileAttributes m = attributes(trash.dir, moved);
+    if (reusable && m != null && e.key().equals(m.fileKey()) && trash.empty(moved)) {
+      try {
+        trash.dir.move(moved, parentDir, e.name());
+        return true;
+      } catch (IOException x) {
         // the name was taken again meanwhile: removed instead, the name not reused
       }
     }
     trash.remove(moved);
+    return false;
   }
 
   private static SecureDirectoryStream<Path> open(Path dir) throws IOException {

@@ -1,10 +1,15 @@
 package dev.confine.confined;
 
 import dev.confine.SandboxException;
+import java.io.IOException;
 import java.lang.reflect.Field;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Collection;
+import java.util.Set;
 
 /**
  * Uses {@link ScratchDirectories} in a JVM of its own, for ScratchDirectoriesTest to see what is
@@ -15,7 +20,9 @@ import java.util.Collection;
  * one still holding its empty directory at exit), {@code litter} (an exec holding a directory with
  * a file at exit), {@code create} (create only, reporting a failure's kind), {@code churn N} (N
  * execs given back not reusable, reporting the size of the JVM's delete-on-exit list; needs {@code
- * --add-opens java.base/java.io=ALL-UNNAMED}).
+ * --add-opens java.base/java.io=ALL-UNNAMED}), {@code modes} (reports {@code exec=} and {@code
+ * parent=} followed by the modes of an exec's directory and of the parent, as {@code ls} shows
+ * them).
  */
 public final class ScratchDirectoriesMain {
   private ScratchDirectoriesMain() {}
@@ -47,6 +54,11 @@ public final class ScratchDirectoriesMain {
         Files.writeString(a.resolve("left"), "by an exec still running at exit");
       }
       case "create" -> {}
+      case "modes" -> {
+        Path a = s.take("a");
+        System.out.println("exec=" + PosixFilePermissions.toString(mode(a)));
+        System.out.println("parent=" + PosixFilePermissions.toString(mode(s.parent())));
+      }
       case "churn" -> {
         int n = Integer.parseInt(args[1]);
         for (int i = 0; i < n; i++) {
@@ -58,5 +70,9 @@ public final class ScratchDirectoriesMain {
       }
       default -> throw new IllegalArgumentException(args[0]);
     }
+  }
+
+  private static Set<PosixFilePermission> mode(Path p) throws IOException {
+    return Files.getPosixFilePermissions(p, LinkOption.NOFOLLOW_LINKS);
   }
 }

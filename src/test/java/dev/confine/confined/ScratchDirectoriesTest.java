@@ -404,10 +404,6 @@ class ScratchDirectoriesTest {
 
   @Test
   @Tag("root")
-  @Disabled(
-      "bug: an exec's directory is made with the JVM's umask (0755 under umask 022), and with an"
-          + " owner the parent is traversable by everyone (0711): any local user who reads the"
-          + " parent's name in /tmp can list exec-N and read what the children left there")
   void withAnOwnerNoOtherUserCanReadAnExecsDirectory() throws Exception {
     HostRequirements.requireRoot();
     int nobody = ConfinedModes.NOBODY;
@@ -419,6 +415,69 @@ class ScratchDirectoriesTest {
         .doesNotContain(PosixFilePermission.OTHERS_READ, PosixFilePermission.OTHERS_EXECUTE);
     String another = "setpriv --reuid=12345 --regid=12345 --clear-groups ";
     run(tmp, "! " + another + "cat \"$1/secret\" 2>/dev/null", a.toString());
+  }
+
+  @Test
+  void anExecsDirectoryIsMode0700WhateverTheUmask() throws Exception {
+    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    for (String umask : List.of("000", "022", "777")) {
+      Path tmpdir = Files.createDirectory(tmp.resolve("umask-" + umask)).toRealPath();
+      String out =
+          run(
+              tmp,
+              "umask " + umask + " && exec \"$@\"",
+              java,
+              "-Djava.io.tmpdir=" + tmpdir,
+              "--enable-native-access=ALL-UNNAMED",
+              "-cp",
+              System.getProperty("java.class.path"),
+              ScratchDirectoriesMain.class.getName(),
+              "modes");
+      assertThat(out).as("umask %s", umask).contains("exec=rwx------", "parent=rwx------");
+    }
+  }
+
+  @Test
+  void aModeTheExecGaveItsDirectoryIsNotHandedOn() throws Exception {
+    ScratchDirectories s = scratch();
+    Path a = s.take("a");
+    Files.setPosixFilePermissions(a, PosixFilePermissions.fromString("rwxrwxrwx"));
+    s.giveBack(a, true);
+    assertThat(s.take("b")).isEqualTo(a);
+    assertThat(mode(a)).isEqualTo(PosixFilePermissions.fromString("rwx------"));
+    // Read-only, with something in it: made writable again (through the open directory), emptied.
+    Files.writeString(a.resolve("f"), "x");
+    Files.setPosixFilePermissions(a, PosixFilePermissions.fromString("r-x------"));
+    s.giveBack(a, true);
+    assertEmptyDirectory(a);
+    assertThat(s.take("c")).isEqualTo(a);
+    assertThat(mode(a)).isEqualTo(PosixFilePermissions.fromString("rwx------"));
+  }
+
+  @Test
+  void namesAChildTookInAdvanceAreSkipped() throws Exception {
+    ScratchDirectories s = scratch();
+    // The names are predictable and the parent writable by the runner's children.
+    Path parent = s.parent();
+    Files.createDirectories(parent.resolve("exec-1/theirs"));
+    Files.createSymbolicLink(parent.resolve("exec-2"), outside);
+    Files.writeString(parent.resolve("exec-3"), "a file");
+    Path a = s.take("a");
+    assertThat(a.getFileName().toString()).isEqualTo("exec-4");
+    assertEmptyDirectory(a);
+    assertThat(mode(a)).isEqualTo(PosixFilePermissions.fromString("rwx------"));
+    assertThat(parent.resolve("exec-1/theirs")).isDirectory();
+    assertThat(Files.isSymbolicLink(parent.resolve("exec-2"))).isTrue();
+  }
+
+  @Test
+  void aDirectoryGivenBackTwiceIsHandedOutOnce() throws IOException {
+    ScratchDirectories s = scratch();
+    Path a = s.take("a");
+    s.giveBack(a, true);
+    s.giveBack(a, true);
+    assertThat(s.take("b")).isEqualTo(a);
+    assertThat(s.take("c")).isNotEqualTo(a);
   }
 
   @Test
