@@ -26,9 +26,11 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
+import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Matcher;
@@ -39,15 +41,19 @@ import java.util.regex.Pattern;
  * 0700 and owned by the user the children run as, in a parent {@code
  * confine-scratch-<pid>-<random>} under the system's temporary directory, one per exec in flight,
  * emptied after their exec and reused. What an exec left is emptied in a trash beside the parent,
- * {@code confine-scratch-<pid>-trash-<random>}, where no child can reach it. The parent and the
- * trash go when the JVM exits; those of JVMs that were killed before they could remove theirs are
- * removed by the next JVM that builds a confined runner.
+ * {@code confine-scratch-<pid>-trash-<random>}, where no child can reach it. One shutdown hook
+ * removes every runner's parent and trash, whatever the execs left in them, when the JVM exits;
+ * those of JVMs that were killed before they could are removed by the next JVM that builds a
+ * confined runner.
  */
 final class ScratchDirectories {
   private static final String PREFIX = "confine-scratch-";
   private static final Pattern NAME = Pattern.compile(Pattern.quote(PREFIX) + "(\\d+)-.*");
   private static final long JVM_PID = ProcessHandle.current().pid();
   private static final AtomicBoolean STALE_REMOVED = new AtomicBoolean();
+  // Every runner's, for the one shutdown hook (a runner lives as long as the JVM).
+  private static final Queue<ScratchDirectories> AT_EXIT = new ConcurrentLinkedQueue<>();
+  private static final AtomicBoolean HOOKED = new AtomicBoolean();
   private static final Set<PosixFilePermission> OWNER_ONLY =
       PosixFilePermissions.fromString("rwx------");
   private static final Set<PosixFilePermission> TRAVERSABLE =
@@ -93,12 +99,12 @@ final class ScratchDirectories {
     Trash trash = null;
     try {
       Path parent = Files.createTempDirectory(tmp, PREFIX + JVM_PID + "-").toRealPath();
-      parent.toFile().deleteOnExit();
       Files.setPosixFilePermissions(parent, owner == null ? OWNER_ONLY : TRAVERSABLE);
       // Beside the parent, on its filesystem: what is moved there stays the same inodes.
       trash = Trash.create(parent.getParent());
-      trash.path.toFile().deleteOnExit();
-      return new ScratchDirectories(parent, open(parent), trash, owner);
+      ScratchDirectories s = new ScratchDirectories(parent, open(parent), trash, owner);
+      removedAtExit(s);
+      return s;
     } catch (IOException | UnsupportedOperationException e) {
       if (trash != null) {
         trash.close();
@@ -157,9 +163,7 @@ final class ScratchDirectories {
         Path name = Path.of("exec-" + created.incrementAndGet());
         try {
           trash.dir.move(made, parentDir, name);
-          Path path = parent.resolve(name);
-          path.toFile().deleteOnExit(); // runs before the parent's, registered earlier
-          return new Exec(path, name, dir, key);
+          return new Exec(parent.resolve(name), name, dir, key);
         } catch (NoSuchFileException x) {
           throw x; // the parent is gone
         } catch (IOException x) {
@@ -244,6 +248,57 @@ final class ScratchDirectories {
     }
     trash.remove(moved);
     return false;
+  }
+
+  /**
+   * Registers {@code s} with the one shutdown hook, which removes every runner's directories (not
+   * one File.deleteOnExit per directory: that list only grows, and cannot remove a tree).
+   */
+  private static void removedAtExit(ScratchDirectories s) {
+    AT_EXIT.add(s);
+    if (HOOKED.compareAndSet(false, true)) {
+      try {
+        Runtime.getRuntime()
+            .addShutdownHook(
+                new Thread(
+                    () -> {
+                      for (ScratchDirectories d; (d = AT_EXIT.poll()) != null; ) {
+                        d.remove();
+                      }
+                    },
+                    "confine-scratch-removal"));
+      } catch (IllegalStateException e) {
+        // the JVM is exiting already: left for the next JVM
+      }
+    }
+  }
+
+  /**
+   * Removes the parent, whatever the execs left in it (children may still be running and writing
+   * there), and the trash. Each exec's directory is set to 0700 through its descriptor so that it
+   * can be moved; everything in the parent is moved into the trash and removed there.
+   */
+  private void remove() {
+    List<Exec> held = new ArrayList<>(taken.values());
+    held.addAll(idle);
+    for (Exec e : held) {
+      try {
+        e.dir().getFileAttributeView(PosixFileAttributeView.class).setPermissions(OWNER_ONLY);
+      } catch (IOException | RuntimeException x) {
+        // removed anyway if it can be
+      }
+    }
+    try (SecureDirectoryStream<Path> p = open(parent)) {
+      trash.evacuate(p);
+    } catch (IOException | RuntimeException x) {
+      // what is left goes with the next JVM
+    }
+    try {
+      Files.deleteIfExists(parent);
+    } catch (IOException x) {
+      // written to again since, or something could not be moved out: for the next JVM
+    }
+    trash.close();
   }
 
   private static SecureDirectoryStream<Path> open(Path dir) throws IOException {
@@ -533,20 +588,32 @@ final class ScratchDirectories {
         // (sticky), and no confined child can write there: the name stays that directory.
         makeUsable(tmp, name, a);
         try (SecureDirectoryStream<Path> stale = tmp.newDirectoryStream(name, NOFOLLOW_LINKS)) {
-          List<Path> entries = new ArrayList<>();
-          for (Path e : stale) {
-            entries.add(e.getFileName());
-          }
-          for (Path e : entries) {
-            Path moved = takeFrom(stale, e);
-            if (moved != null) {
-              remove(moved);
-            }
-          }
+          evacuate(stale);
         }
         tmp.deleteDirectory(name);
       } catch (IOException | DirectoryIteratorException e) {
         // left for a later start
+      }
+    }
+
+    /**
+     * Moves what {@code live} holds (children may still be writing in it) into the trash and
+     * removes it there.
+     */
+    void evacuate(SecureDirectoryStream<Path> live) {
+      List<Path> entries = new ArrayList<>();
+      try {
+        for (Path e : live) {
+          entries.add(e.getFileName());
+        }
+      } catch (DirectoryIteratorException e) {
+        // what was listed
+      }
+      for (Path e : entries) {
+        Path moved = takeFrom(live, e);
+        if (moved != null) {
+          remove(moved);
+        }
       }
     }
 
