@@ -45,6 +45,24 @@ import java.util.regex.Pattern;
  * removes every runner's parent and trash, whatever the execs left in them, when the JVM exits;
  * those of JVMs that were killed before they could are removed by the next JVM that builds a
  * confined runner.
+ *
+ * <p>What protects what. Landlock lets confined children write (create, remove, rename, link) only
+ * beneath their writable paths, and the parent is one of them: while any child of the runner runs,
+ * any name in the parent or beneath it may be replaced at any moment, by a link, a fifo, another
+ * directory. The temporary directory that holds the parent and the trash is not one of them (unless
+ * the root or a writable path contains it), so no child can rename or replace the parent or the
+ * trash, nor write anything beneath the trash. That is Landlock's doing, not the sticky bit of
+ * {@code /tmp}: without {@code runAs} the children run as this JVM's user, the parent's owner, whom
+ * the sticky bit lets rename it; it only keeps other users (a {@code runAs} child among them) from
+ * renaming what this user owns there. Other local users are kept out by the modes: the parent is
+ * 0700, or 0711 with an owner (traversable, not listable), and each exec's directory 0700.
+ *
+ * <p>So the JVM, unconfined, never opens a name in the parent, and never follows one: there it only
+ * reads attributes (fstatat), renames (renameat) and unlinks. An exec's directory, once its exec is
+ * over, is moved into the trash whole, and only there, where Landlock keeps it still even for a
+ * child whose working directory is inside it, is it opened, listed and emptied (see {@link Trash}).
+ * The directory itself is held open from its making to its removal, so that its mode is set without
+ * naming it.
  */
 final class ScratchDirectories {
   private static final String PREFIX = "confine-scratch-";
@@ -389,13 +407,14 @@ final class ScratchDirectories {
 
   /**
    * A directory of this JVM's, {@code confine-scratch-<pid>-trash-<random>} beside the parents,
-   * where what confined children left is emptied and removed. No child can write there (Landlock
-   * bounds their writes to their writable paths: the trash is not one and lies in none), not even
-   * one whose working directory is in a tree moved there: once moved in, a tree holds still. So
-   * only here are directories opened (never a name a child could still change: it could have become
-   * a fifo, whose open blocks, or a link), listed, made writable where this JVM's user owns them
-   * and removed, fd-relative, following no link. A directory's directories are moved up into the
-   * trash and removed from there, so a tree of any depth is removed holding two directories open.
+   * where what confined children left is emptied and removed. No child can write there: Landlock
+   * checks a write against where its target is now, and the trash is neither a writable path nor
+   * beneath one, so a tree moved in from the parent holds still, even for a child whose working
+   * directory is inside it. So only here are directories opened (never a name a child could still
+   * change: it could have become a fifo, whose open would block, or a link), listed, made writable
+   * where this JVM's user owns them and removed, fd-relative, following no link. A directory's
+   * directories are moved up into the trash and removed from there, so a tree of any depth is
+   * removed holding two directories open.
    */
   private static final class Trash {
     private static final Set<PosixFilePermission> OWNER_RWX =

@@ -4,9 +4,12 @@ import static java.nio.file.LinkOption.NOFOLLOW_LINKS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.confine.ExecOptions;
+import dev.confine.ExecResult;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
 import dev.confine.linux.confinement.Credentials;
+import dev.confine.linux.confinement.Landlock;
 import dev.confine.testing.ForkedJvm;
 import dev.confine.testing.HostRequirements;
 import dev.confine.testing.RawBytes;
@@ -491,6 +494,85 @@ class ScratchDirectoriesTest {
             PosixFilePermission.GROUP_READ,
             PosixFilePermission.OTHERS_READ);
     assertThat(uid(a)).isEqualTo(myUid());
+  }
+
+  // ---- what confined children can reach
+
+  private static ExecOptions timeout() {
+    return ExecOptions.builder().timeout(Duration.ofSeconds(60)).build();
+  }
+
+  @Test
+  void aConfinedChildCanNeitherRenameNorReplaceTheParent() throws Exception {
+    // Landlock protects the parent, not the sticky bit: this child runs as the parent's owner.
+    HostRequirements.require(Landlock.availability());
+    Path root = Files.createDirectory(tmp.resolve("root"));
+    ConfinedRunner runner = ConfinedRunner.builder(root.toString()).rootless(true).build();
+    String script =
+        "p=${TMPDIR%/*}; echo x > \"$TMPDIR/f\" && echo wrote-inside;"
+            + " [ \"$(stat -c %u \"$p\")\" = \"$(id -u)\" ] && echo owner;"
+            + " mv \"$p\" \"$p.moved\" 2>/dev/null && echo renamed;"
+            + " mv \"$TMPDIR\" \"$p.out\" 2>/dev/null && echo moved-out;"
+            + " ln -s / \"$p.link\" 2>/dev/null && echo linked;"
+            + " mkdir \"$p-x\" 2>/dev/null && echo made; echo \"$p\"";
+    ExecResult r = runner.exec("sh", List.of("-c", script), timeout());
+    List<String> lines = r.stdoutText().lines().toList();
+    assertThat(lines).as(r.stderrText()).containsExactly("wrote-inside", "owner", lines.getLast());
+    Path parent = Path.of(lines.getLast());
+    assertThat(parent).isDirectory();
+    assertThat(parent.resolveSibling(parent.getFileName() + ".moved")).doesNotExist();
+  }
+
+  @Test
+  void aTreeMovedOutOfTheParentHoldsStillForAChildWorkingInIt() throws Exception {
+    // What the trash relies on: a child keeps no write access to a tree moved out of its
+    // writable paths, even from a working directory inside it (Landlock checks where a file is).
+    HostRequirements.require(Landlock.availability());
+    ScratchDirectories s = scratch();
+    Path a = s.take("a");
+    Path root = Files.createDirectory(tmp.resolve("root"));
+    Path away = Files.createDirectory(tmp.resolve("away")); // as the trash: in no writable path
+    ConfinedRunner runner =
+        ConfinedRunner.builder(root.toString())
+            .writablePaths(s.parent().toString())
+            .rootless(true)
+            .build();
+    String script =
+        "cd \"$1\" && mkdir d && touch d/f ready || exit 1;"
+            + " while [ ! -e \"$2\" ]; do sleep 0.01; done;"
+            + " for op in 'mkdir e' 'touch g' 'rm d/f' 'rmdir d' 'mkfifo p' 'ln -s / l' 'mv d m'; do"
+            + " if $op 2>/dev/null; then echo \"$op: done\"; else echo \"$op: refused\"; fi; done";
+    ExecutorService pool = Executors.newSingleThreadExecutor();
+    try {
+      Future<ExecResult> child =
+          pool.submit(
+              () ->
+                  runner.exec(
+                      "sh",
+                      List.of("-c", script, "sh", a.toString(), root.resolve("go").toString()),
+                      timeout()));
+      for (int i = 0; i < 3000 && !Files.exists(a.resolve("ready")); i++) {
+        Thread.sleep(10);
+      }
+      assertThat(a.resolve("ready")).exists();
+      Path moved = Files.move(a, away.resolve("a")); // a rename, as into the trash
+      Files.createFile(root.resolve("go"));
+      ExecResult r = child.get(60, TimeUnit.SECONDS);
+      assertThat(r.stdoutText())
+          .as(r.stderrText())
+          .contains(
+              "mkdir e: refused",
+              "touch g: refused",
+              "rm d/f: refused",
+              "rmdir d: refused",
+              "mkfifo p: refused",
+              "ln -s / l: refused",
+              "mv d m: refused");
+      assertThat(names(moved)).containsExactly("d", "ready");
+      assertThat(names(moved.resolve("d"))).containsExactly("f");
+    } finally {
+      pool.shutdownNow();
+    }
   }
 
   // ---- concurrency
