@@ -3,6 +3,7 @@ package dev.confine.confined;
 import static java.nio.file.LinkOption.NOFOLLOW_LINKS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import dev.confine.ExecOptions;
 import dev.confine.ExecResult;
@@ -573,6 +574,98 @@ class ScratchDirectoriesTest {
     } finally {
       pool.shutdownNow();
     }
+  }
+
+  /**
+   * Keeps a tree {@code d/e/f} ({@code e} read-only) in each exec-N of the parent and swaps {@code
+   * d}, and exec-N itself, for a fifo and a link out, as fast as it can, from when it makes {@code
+   * started} in its working directory until {@code stop} exists; prints how many swaps it made.
+   */
+  private static final String RACER =
+      """
+      import os, sys
+      parent, outside, stop = sys.argv[1:4]
+      open("started", "w").close()
+      swaps = 0
+      while not os.path.exists(stop):
+          for name in os.listdir(parent):
+              if not name.startswith("exec-") or name.endswith(".aside"):
+                  continue
+              d = os.path.join(parent, name, "d")
+              try:
+                  os.makedirs(os.path.join(d, "e", "f"))
+                  os.chmod(os.path.join(d, "e"), 0o500)
+              except OSError:
+                  pass
+              for p in (d, d, d, os.path.join(parent, name)):
+                  aside = p + ".aside"
+                  try:
+                      os.rename(p, aside)
+                  except OSError:
+                      continue
+                  for make in (os.mkfifo, lambda p: os.symlink(outside, p)):
+                      try:
+                          make(p)
+                          swaps += 1
+                          os.unlink(p)
+                      except OSError:
+                          pass
+                  try:
+                      os.rename(aside, p)
+                  except OSError:
+                      pass
+      print(swaps)
+      """;
+
+  @Test
+  void aChildSwappingFifosAndLinksInNeitherBlocksNorMisleadsTheEmptying() throws Exception {
+    // A confined child (the parent is its writable path) swaps directories for fifos and links
+    // while execs' directories are given back: opening a name it swapped for a fifo would block
+    // for good, following one it swapped for a link would empty or chmod outside.
+    HostRequirements.require(Landlock.availability());
+    HostRequirements.requireProgram("python3");
+    ScratchDirectories s = scratch();
+    Path root = Files.createDirectory(tmp.resolve("root"));
+    Files.writeString(root.resolve("racer.py"), RACER);
+    Path stop = root.resolve("stop");
+    Set<PosixFilePermission> outsideMode = mode(outside);
+    ConfinedRunner runner =
+        ConfinedRunner.builder(root.toString())
+            .writablePaths(s.parent().toString())
+            .rootless(true)
+            .build();
+    ExecutorService pool = Executors.newSingleThreadExecutor();
+    try {
+      Future<ExecResult> racer =
+          pool.submit(
+              () ->
+                  runner.exec(
+                      "python3",
+                      List.of(
+                          "racer.py", s.parent().toString(), outside.toString(), stop.toString()),
+                      timeout()));
+      for (int i = 0; i < 3000 && !Files.exists(root.resolve("started")); i++) {
+        Thread.sleep(10);
+      }
+      assertThat(root.resolve("started")).exists();
+      assertTimeoutPreemptively(
+          Duration.ofSeconds(60),
+          () -> {
+            for (int i = 0; i < 500; i++) {
+              // The racer fills it (this unconfined JVM writing there would follow its links).
+              s.giveBack(s.take("a"), i % 3 != 0);
+            }
+          });
+      Files.createFile(stop);
+      ExecResult r = racer.get(60, TimeUnit.SECONDS);
+      assertThat(r.exitCode()).as(r.stderrText()).isZero();
+      assertThat(Long.parseLong(r.stdoutText().strip())).as("swaps").isPositive();
+    } finally {
+      Files.writeString(stop, "");
+      pool.shutdownNow();
+    }
+    assertThat(names(outside)).containsExactly("precious", "sub");
+    assertThat(mode(outside)).isEqualTo(outsideMode);
   }
 
   // ---- concurrency
