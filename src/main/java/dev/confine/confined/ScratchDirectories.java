@@ -114,9 +114,10 @@ final class ScratchDirectories {
     if (STALE_REMOVED.compareAndSet(false, true)) {
       removeStale(tmp);
     }
+    Path parent = null;
     Trash trash = null;
     try {
-      Path parent = Files.createTempDirectory(tmp, PREFIX + JVM_PID + "-").toRealPath();
+      parent = Files.createTempDirectory(tmp, PREFIX + JVM_PID + "-").toRealPath();
       Files.setPosixFilePermissions(parent, owner == null ? OWNER_ONLY : TRAVERSABLE);
       // Beside the parent, on its filesystem: what is moved there stays the same inodes.
       trash = Trash.create(parent.getParent());
@@ -126,6 +127,13 @@ final class ScratchDirectories {
     } catch (IOException | UnsupportedOperationException e) {
       if (trash != null) {
         trash.close();
+      }
+      if (parent != null) {
+        try {
+          Files.deleteIfExists(parent);
+        } catch (IOException x) {
+          e.addSuppressed(x);
+        }
       }
       throw SandboxException.of(Kind.INTERNAL, "cannot create the scratch directory: " + e, e);
     }
@@ -316,7 +324,7 @@ final class ScratchDirectories {
     } catch (IOException x) {
       // written to again since, or something could not be moved out: for the next JVM
     }
-    trash.close();
+    trash.removeContentsAndItself();
   }
 
   private static SecureDirectoryStream<Path> open(Path dir) throws IOException {
@@ -560,9 +568,11 @@ final class ScratchDirectories {
      * Gives this JVM's user read, write and search permission on directory {@code name} of {@code
      * in} where it owns it and lacks one (a read-only tree, as a Go module cache is, or one an exec
      * locked), so that it can be listed and emptied; root needs none. {@code in} is the trash or a
-     * directory of it, so the name is still the directory {@code a} describes: the chmod goes
-     * through an open of it that follows no link, or, where it cannot be opened (not readable), by
-     * name once it is checked to be that directory still.
+     * directory of it (or, for a stale parent, the temporary directory, where only this user and
+     * root can rename what this user owns, and no child can write), so the name is still the
+     * directory {@code a} describes: the chmod goes through an open of it that follows no link, or,
+     * where it cannot be opened (not readable), by name once it is checked to be that directory
+     * still.
      */
     private void makeUsable(SecureDirectoryStream<Path> in, Path name, PosixFileAttributes a) {
       Set<PosixFilePermission> mode = a.permissions();
@@ -636,9 +646,29 @@ final class ScratchDirectories {
       }
     }
 
-    /** Closes the trash and removes it if it is empty (else the next JVM does). */
+    /** Removes what is in the trash, then closes and removes it (if it could be emptied). */
     void close() {
+      removeContentsAndItself();
       ScratchDirectories.close(dir);
+    }
+
+    /**
+     * Removes what is left in the trash (what could not be removed before: a later try may do it)
+     * and then the trash, if it is empty now; else the next JVM does. It stays open: at exit,
+     * threads still giving directories back get errors from it, not a closed stream.
+     */
+    void removeContentsAndItself() {
+      List<Path> left = new ArrayList<>();
+      try (SecureDirectoryStream<Path> d = open(path)) {
+        for (Path e : d) {
+          left.add(e.getFileName());
+        }
+      } catch (IOException | DirectoryIteratorException | UnsupportedOperationException e) {
+        // what was listed
+      }
+      for (Path name : left) {
+        remove(name);
+      }
       try {
         Files.deleteIfExists(path);
       } catch (IOException e) {
