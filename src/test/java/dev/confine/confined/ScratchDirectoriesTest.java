@@ -3,10 +3,14 @@ package dev.confine.confined;
 import static java.nio.file.LinkOption.NOFOLLOW_LINKS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
+import dev.confine.ExecOptions;
+import dev.confine.ExecResult;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
 import dev.confine.linux.confinement.Credentials;
+import dev.confine.linux.confinement.Landlock;
 import dev.confine.testing.ForkedJvm;
 import dev.confine.testing.HostRequirements;
 import dev.confine.testing.RawBytes;
@@ -31,7 +35,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -308,20 +311,34 @@ class ScratchDirectoriesTest {
     assertThat(s.take("b")).isEqualTo(a);
   }
 
+  /**
+   * A chain of {@code depth} directories {@code d} in {@code dir}, with at its bottom a file, a
+   * fifo nobody writes to, a link out and a read-only directory holding a file; the bottom.
+   */
+  private Path deepTree(Path dir, int depth) throws Exception {
+    Path bottom = Files.createDirectories(dir.resolve("d/".repeat(depth)));
+    Files.writeString(bottom.resolve("f"), "x");
+    run(bottom, "mkfifo fifo && mkdir ro && echo x > ro/g && chmod 555 ro");
+    Files.createSymbolicLink(bottom.resolve("out"), outside);
+    return bottom;
+  }
+
   @Test
-  void aTreeDeeperThanTheLimitIsLeftAndItsDirectoryNotReused() throws Exception {
-    // Documented: each level holds an open directory, so at most 64 are walked.
+  void aTreeOfAnyDepthIsEmptiedAndItsDirectoryReused() throws Exception {
+    // Once, at most 64 levels were walked (each held an open directory) and the rest was left,
+    // by the exit and the next JVM too. Directories are moved up into the trash instead.
     ScratchDirectories s = scratch();
     Path a = s.take("a");
-    run(a, "i=0; while [ $i -lt 100 ]; do mkdir d && cd d || exit 1; i=$((i+1)); done; touch f");
+    deepTree(a, 300);
     Files.writeString(a.resolve("shallow"), "x");
-    Files.createSymbolicLink(a.resolve("d/out"), outside);
     s.giveBack(a, true);
-    assertThat(a.resolve("shallow")).as("what is within reach goes").doesNotExist();
-    assertThat(Files.exists(a.resolve("d/out"), NOFOLLOW_LINKS)).isFalse();
-    Path b = s.take("b");
-    assertThat(b).isNotEqualTo(a);
-    assertEmptyDirectory(b);
+    assertEmptyDirectory(a);
+    assertThat(s.take("b")).isEqualTo(a);
+    Path c = s.take("c");
+    deepTree(c, 300);
+    s.giveBack(c, false);
+    assertThat(c).doesNotExist();
+    assertThat(names(s.parent())).containsExactly(a.getFileName().toString());
   }
 
   @Test
@@ -333,10 +350,6 @@ class ScratchDirectoriesTest {
 
   @Test
   @Tag("unprivileged")
-  @Disabled(
-      "bug: without root, emptying does not make a read-only directory an exec left writable"
-          + " first, so unlinkat fails with EACCES: the directory is neither reused nor removed,"
-          + " not at JVM exit and not by the next JVM's stale cleanup either")
   void readOnlyDirectoriesAreEmptiedWithoutRoot() throws Exception {
     HostRequirements.require(!HostRequirements.isRoot(), "must run without root");
     assertReadOnlyTreeIsEmptied();
@@ -347,13 +360,18 @@ class ScratchDirectoriesTest {
     Path a = s.take("a");
     // As a Go module cache is: read-only directories with read-only files, and a directory the
     // exec can no longer even list.
-    run(
-        a,
+    String readOnlyTree =
         "mkdir -p ro/sub && echo x > ro/f && echo x > ro/sub/g && chmod 444 ro/f ro/sub/g"
-            + " && chmod 555 ro/sub ro && mkdir locked && echo x > locked/h && chmod 000 locked");
+            + " && chmod 555 ro/sub ro && mkdir locked && echo x > locked/h && chmod 000 locked";
+    run(a, readOnlyTree);
     s.giveBack(a, true);
     assertEmptyDirectory(a);
     assertThat(s.take("b")).isEqualTo(a);
+    // Not reusable: removed all the same.
+    Path c = s.take("c");
+    run(c, readOnlyTree);
+    s.giveBack(c, false);
+    assertThat(c).doesNotExist();
   }
 
   // ---- who may use them
@@ -389,10 +407,6 @@ class ScratchDirectoriesTest {
 
   @Test
   @Tag("root")
-  @Disabled(
-      "bug: an exec's directory is made with the JVM's umask (0755 under umask 022), and with an"
-          + " owner the parent is traversable by everyone (0711): any local user who reads the"
-          + " parent's name in /tmp can list exec-N and read what the children left there")
   void withAnOwnerNoOtherUserCanReadAnExecsDirectory() throws Exception {
     HostRequirements.requireRoot();
     int nobody = ConfinedModes.NOBODY;
@@ -407,6 +421,69 @@ class ScratchDirectoriesTest {
   }
 
   @Test
+  void anExecsDirectoryIsMode0700WhateverTheUmask() throws Exception {
+    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    for (String umask : List.of("000", "022", "777")) {
+      Path tmpdir = Files.createDirectory(tmp.resolve("umask-" + umask)).toRealPath();
+      String out =
+          run(
+              tmp,
+              "umask " + umask + " && exec \"$@\"",
+              java,
+              "-Djava.io.tmpdir=" + tmpdir,
+              "--enable-native-access=ALL-UNNAMED",
+              "-cp",
+              System.getProperty("java.class.path"),
+              ScratchDirectoriesMain.class.getName(),
+              "modes");
+      assertThat(out).as("umask %s", umask).contains("exec=rwx------", "parent=rwx------");
+    }
+  }
+
+  @Test
+  void aModeTheExecGaveItsDirectoryIsNotHandedOn() throws Exception {
+    ScratchDirectories s = scratch();
+    Path a = s.take("a");
+    Files.setPosixFilePermissions(a, PosixFilePermissions.fromString("rwxrwxrwx"));
+    s.giveBack(a, true);
+    assertThat(s.take("b")).isEqualTo(a);
+    assertThat(mode(a)).isEqualTo(PosixFilePermissions.fromString("rwx------"));
+    // Read-only, with something in it: made writable again (through the open directory), emptied.
+    Files.writeString(a.resolve("f"), "x");
+    Files.setPosixFilePermissions(a, PosixFilePermissions.fromString("r-x------"));
+    s.giveBack(a, true);
+    assertEmptyDirectory(a);
+    assertThat(s.take("c")).isEqualTo(a);
+    assertThat(mode(a)).isEqualTo(PosixFilePermissions.fromString("rwx------"));
+  }
+
+  @Test
+  void namesAChildTookInAdvanceAreSkipped() throws Exception {
+    ScratchDirectories s = scratch();
+    // The names are predictable and the parent writable by the runner's children.
+    Path parent = s.parent();
+    Files.createDirectories(parent.resolve("exec-1/theirs"));
+    Files.createSymbolicLink(parent.resolve("exec-2"), outside);
+    Files.writeString(parent.resolve("exec-3"), "a file");
+    Path a = s.take("a");
+    assertThat(a.getFileName().toString()).isEqualTo("exec-4");
+    assertEmptyDirectory(a);
+    assertThat(mode(a)).isEqualTo(PosixFilePermissions.fromString("rwx------"));
+    assertThat(parent.resolve("exec-1/theirs")).isDirectory();
+    assertThat(Files.isSymbolicLink(parent.resolve("exec-2"))).isTrue();
+  }
+
+  @Test
+  void aDirectoryGivenBackTwiceIsHandedOutOnce() throws IOException {
+    ScratchDirectories s = scratch();
+    Path a = s.take("a");
+    s.giveBack(a, true);
+    s.giveBack(a, true);
+    assertThat(s.take("b")).isEqualTo(a);
+    assertThat(s.take("c")).isNotEqualTo(a);
+  }
+
+  @Test
   void withoutAnOwnerAnExecsDirectoryIsReachableOnlyByThisUser() throws IOException {
     ScratchDirectories s = scratch();
     Path a = s.take("a");
@@ -418,6 +495,177 @@ class ScratchDirectoriesTest {
             PosixFilePermission.GROUP_READ,
             PosixFilePermission.OTHERS_READ);
     assertThat(uid(a)).isEqualTo(myUid());
+  }
+
+  // ---- what confined children can reach
+
+  private static ExecOptions timeout() {
+    return ExecOptions.builder().timeout(Duration.ofSeconds(60)).build();
+  }
+
+  @Test
+  void aConfinedChildCanNeitherRenameNorReplaceTheParent() throws Exception {
+    // Landlock protects the parent, not the sticky bit: this child runs as the parent's owner.
+    HostRequirements.require(Landlock.availability());
+    Path root = Files.createDirectory(tmp.resolve("root"));
+    ConfinedRunner runner = ConfinedRunner.builder(root.toString()).rootless(true).build();
+    String script =
+        "p=${TMPDIR%/*}; echo x > \"$TMPDIR/f\" && echo wrote-inside;"
+            + " [ \"$(stat -c %u \"$p\")\" = \"$(id -u)\" ] && echo owner;"
+            + " mv \"$p\" \"$p.moved\" 2>/dev/null && echo renamed;"
+            + " mv \"$TMPDIR\" \"$p.out\" 2>/dev/null && echo moved-out;"
+            + " ln -s / \"$p.link\" 2>/dev/null && echo linked;"
+            + " mkdir \"$p-x\" 2>/dev/null && echo made; echo \"$p\"";
+    ExecResult r = runner.exec("sh", List.of("-c", script), timeout());
+    List<String> lines = r.stdoutText().lines().toList();
+    assertThat(lines).as(r.stderrText()).containsExactly("wrote-inside", "owner", lines.getLast());
+    Path parent = Path.of(lines.getLast());
+    assertThat(parent).isDirectory();
+    assertThat(parent.resolveSibling(parent.getFileName() + ".moved")).doesNotExist();
+  }
+
+  @Test
+  void aTreeMovedOutOfTheParentHoldsStillForAChildWorkingInIt() throws Exception {
+    // What the trash relies on: a child keeps no write access to a tree moved out of its
+    // writable paths, even from a working directory inside it (Landlock checks where a file is).
+    HostRequirements.require(Landlock.availability());
+    ScratchDirectories s = scratch();
+    Path a = s.take("a");
+    Path root = Files.createDirectory(tmp.resolve("root"));
+    Path away = Files.createDirectory(tmp.resolve("away")); // as the trash: in no writable path
+    ConfinedRunner runner =
+        ConfinedRunner.builder(root.toString())
+            .writablePaths(s.parent().toString())
+            .rootless(true)
+            .build();
+    String script =
+        "cd \"$1\" && mkdir d && touch d/f ready || exit 1;"
+            + " while [ ! -e \"$2\" ]; do sleep 0.01; done;"
+            + " for op in 'mkdir e' 'touch g' 'rm d/f' 'rmdir d' 'mkfifo p' 'ln -s / l' 'mv d m'; do"
+            + " if $op 2>/dev/null; then echo \"$op: done\"; else echo \"$op: refused\"; fi; done";
+    ExecutorService pool = Executors.newSingleThreadExecutor();
+    try {
+      Future<ExecResult> child =
+          pool.submit(
+              () ->
+                  runner.exec(
+                      "sh",
+                      List.of("-c", script, "sh", a.toString(), root.resolve("go").toString()),
+                      timeout()));
+      for (int i = 0; i < 3000 && !Files.exists(a.resolve("ready")); i++) {
+        Thread.sleep(10);
+      }
+      assertThat(a.resolve("ready")).exists();
+      Path moved = Files.move(a, away.resolve("a")); // a rename, as into the trash
+      Files.createFile(root.resolve("go"));
+      ExecResult r = child.get(60, TimeUnit.SECONDS);
+      assertThat(r.stdoutText())
+          .as(r.stderrText())
+          .contains(
+              "mkdir e: refused",
+              "touch g: refused",
+              "rm d/f: refused",
+              "rmdir d: refused",
+              "mkfifo p: refused",
+              "ln -s / l: refused",
+              "mv d m: refused");
+      assertThat(names(moved)).containsExactly("d", "ready");
+      assertThat(names(moved.resolve("d"))).containsExactly("f");
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  /**
+   * Keeps a tree {@code d/e/f} ({@code e} read-only) in each exec-N of the parent and swaps {@code
+   * d}, and exec-N itself, for a fifo and a link out, as fast as it can, from when it makes {@code
+   * started} in its working directory until {@code stop} exists; prints how many swaps it made.
+   */
+  private static final String RACER =
+      """
+      import os, sys
+      parent, outside, stop = sys.argv[1:4]
+      open("started", "w").close()
+      swaps = 0
+      while not os.path.exists(stop):
+          for name in os.listdir(parent):
+              if not name.startswith("exec-") or name.endswith(".aside"):
+                  continue
+              d = os.path.join(parent, name, "d")
+              try:
+                  os.makedirs(os.path.join(d, "e", "f"))
+                  os.chmod(os.path.join(d, "e"), 0o500)
+              except OSError:
+                  pass
+              for p in (d, d, d, os.path.join(parent, name)):
+                  aside = p + ".aside"
+                  try:
+                      os.rename(p, aside)
+                  except OSError:
+                      continue
+                  for make in (os.mkfifo, lambda p: os.symlink(outside, p)):
+                      try:
+                          make(p)
+                          swaps += 1
+                          os.unlink(p)
+                      except OSError:
+                          pass
+                  try:
+                      os.rename(aside, p)
+                  except OSError:
+                      pass
+      print(swaps)
+      """;
+
+  @Test
+  void aChildSwappingFifosAndLinksInNeitherBlocksNorMisleadsTheEmptying() throws Exception {
+    // A confined child (the parent is its writable path) swaps directories for fifos and links
+    // while execs' directories are given back: opening a name it swapped for a fifo would block
+    // for good, following one it swapped for a link would empty or chmod outside.
+    HostRequirements.require(Landlock.availability());
+    HostRequirements.requireProgram("python3");
+    ScratchDirectories s = scratch();
+    Path root = Files.createDirectory(tmp.resolve("root"));
+    Files.writeString(root.resolve("racer.py"), RACER);
+    Path stop = root.resolve("stop");
+    Set<PosixFilePermission> outsideMode = mode(outside);
+    ConfinedRunner runner =
+        ConfinedRunner.builder(root.toString())
+            .writablePaths(s.parent().toString())
+            .rootless(true)
+            .build();
+    ExecutorService pool = Executors.newSingleThreadExecutor();
+    try {
+      Future<ExecResult> racer =
+          pool.submit(
+              () ->
+                  runner.exec(
+                      "python3",
+                      List.of(
+                          "racer.py", s.parent().toString(), outside.toString(), stop.toString()),
+                      timeout()));
+      for (int i = 0; i < 3000 && !Files.exists(root.resolve("started")); i++) {
+        Thread.sleep(10);
+      }
+      assertThat(root.resolve("started")).exists();
+      assertTimeoutPreemptively(
+          Duration.ofSeconds(60),
+          () -> {
+            for (int i = 0; i < 500; i++) {
+              // The racer fills it (this unconfined JVM writing there would follow its links).
+              s.giveBack(s.take("a"), i % 3 != 0);
+            }
+          });
+      Files.createFile(stop);
+      ExecResult r = racer.get(60, TimeUnit.SECONDS);
+      assertThat(r.exitCode()).as(r.stderrText()).isZero();
+      assertThat(Long.parseLong(r.stdoutText().strip())).as("swaps").isPositive();
+    } finally {
+      Files.writeString(stop, "");
+      pool.shutdownNow();
+    }
+    assertThat(names(outside)).containsExactly("precious", "sub");
+    assertThat(mode(outside)).isEqualTo(outsideMode);
   }
 
   // ---- concurrency
@@ -498,15 +746,27 @@ class ScratchDirectoriesTest {
   }
 
   @Test
+  void whatExecsLeftAtExitGoesWithTheParentHoweverHostile() throws Exception {
+    // An exec still holding its directory at exit, which it made unreadable, with a deep tree,
+    // read-only and locked directories, a fifo and a link out; one given back not reusable.
+    Path tmpdir = Files.createDirectory(tmp.resolve("tmpdir")).toRealPath();
+    ForkedJvm.Outcome o = fork(tmpdir, List.of(), "hostile", outside.toString());
+    assertThat(Path.of(reported(o, "parent"))).doesNotExist();
+    assertThat(names(tmpdir)).isEmpty();
+  }
+
+  @Test
   void aParentLeftAtExitIsRemovedByTheNextJvmOnly() throws Exception {
     Path tmpdir = Files.createDirectory(tmp.resolve("tmpdir")).toRealPath();
+    // A JVM killed (halted: no shutdown hook) while an exec held a directory with a file.
     Path parent = Path.of(reported(fork(tmpdir, List.of(), "litter"), "parent"));
     assertThat(parent).isDirectory();
-    // Another JVM's (this one's pid is running) is kept; the dead one's goes.
+    assertThat(names(tmpdir)).hasSize(2); // and its trash
+    // Another JVM's (this one's pid is running) is kept; the dead one's go.
     Path alive = Files.createDirectory(tmpdir.resolve("confine-scratch-1-alive"));
     Files.writeString(alive.resolve("f"), "x");
     ScratchDirectories.removeStale(tmpdir);
-    assertThat(parent).doesNotExist();
+    assertThat(names(tmpdir)).containsExactly(alive.getFileName().toString());
     assertThat(alive.resolve("f")).exists();
   }
 
@@ -517,10 +777,6 @@ class ScratchDirectoriesTest {
   }
 
   @Test
-  @Disabled(
-      "bug: take registers every directory it makes with File.deleteOnExit, and that list only"
-          + " grows: an exec given back not reusable (every exec a process group or the sampler"
-          + " holds) leaves one more path in the JVM's memory until it exits")
   void execsThatAreNotReusedDoNotGrowTheDeleteOnExitList() throws Exception {
     Path tmpdir = Files.createDirectory(tmp.resolve("tmpdir")).toRealPath();
     ForkedJvm.Outcome o =
@@ -560,10 +816,17 @@ class ScratchDirectoriesTest {
   }
 
   @Test
-  @Disabled(
-      "bug: a name like confine-scratch-99999999999999999999-x (anyone can make one in /tmp) makes"
-          + " Long.parseLong throw, and the NumberFormatException ends removeStale before it"
-          + " removes anything")
+  void aStaleParentIsRemovedHoweverDeepAndReadOnlyItsTree() throws Exception {
+    Path stale = Files.createDirectory(tmp.resolve("confine-scratch-" + deadPid() + "-deep"));
+    Path exec = Files.createDirectory(stale.resolve("exec-1"));
+    deepTree(exec, 300);
+    run(exec, "mkdir -p locked/in && echo x > locked/in/h && chmod 000 locked/in locked");
+    run(exec, "mkdir ro && echo x > ro/f && chmod 555 ro");
+    ScratchDirectories.removeStale(tmp);
+    assertThat(names(tmp)).containsExactly("outside");
+  }
+
+  @Test
   void aPidTooLargeForALongDoesNotStopTheCleanupOfTheOthers() throws Exception {
     Path stale = Files.createDirectory(tmp.resolve("confine-scratch-" + deadPid() + "-abc"));
     Files.createDirectory(tmp.resolve("confine-scratch-99999999999999999999-x"));
