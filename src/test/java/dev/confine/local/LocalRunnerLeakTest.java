@@ -5,10 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.confine.ExecOptions;
 import dev.confine.SandboxException;
 import dev.confine.linux.loop.EventLoop;
+import dev.confine.testing.JvmChildren;
 import dev.confine.testing.OpenFds;
-import java.io.IOException;
 import java.lang.management.ManagementFactory;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -20,7 +19,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -68,7 +66,7 @@ class LocalRunnerLeakTest {
 
     assertThat(seen.keySet()).containsExactlyInAnyOrder(Outcome.values());
     assertThat(seen.values().stream().mapToInt(Integer::intValue).sum()).isEqualTo(EXECS);
-    assertThat(childPids()).isEmpty();
+    assertThat(JvmChildren.pids()).isEmpty();
     assertThat(EventLoop.shared().registrationCount()).isZero();
     assertThat(OpenFds.settled()).isEqualTo(fdsBefore);
     assertThat(settledPlatformThreads(threadsBefore)).isLessThanOrEqualTo(threadsBefore);
@@ -115,23 +113,6 @@ class LocalRunnerLeakTest {
 
   private static Outcome fail(Outcome planned) {
     throw new AssertionError("unexpected outcome for " + planned);
-  }
-
-  static List<String> childPids() throws IOException {
-    List<String> pids = new ArrayList<>();
-    try (Stream<Path> tasks = Files.list(Path.of("/proc/self/task"))) {
-      for (Path t : (Iterable<Path>) tasks::iterator) {
-        try {
-          String c = Files.readString(t.resolve("children")).trim();
-          if (!c.isEmpty()) {
-            pids.addAll(List.of(c.split("\\s+")));
-          }
-        } catch (IOException threadGone) {
-          // the thread ended while we listed
-        }
-      }
-    }
-    return pids;
   }
 
   static int platformThreads() {

@@ -13,6 +13,7 @@ import dev.confine.session.ProcessExit;
 import dev.confine.session.ProcessSession;
 import dev.confine.session.ProcessSpec;
 import dev.confine.testing.HostRequirements;
+import dev.confine.testing.JvmChildren;
 import dev.confine.testing.OpenFds;
 import dev.confine.testing.TreeCgroups;
 import java.nio.file.Path;
@@ -171,7 +172,7 @@ class LocalSessionCapsAndLeaksTest {
     for (ProcessSession s : sessions) {
       assertThat(s.exitValue()).isPresent();
     }
-    assertThat(LocalRunnerLeakTest.childPids()).isEmpty();
+    assertThat(JvmChildren.pids()).isEmpty();
     assertThat(EventLoop.shared().registrationCount()).isZero();
     assertThat(OpenFds.settled()).isEqualTo(fdsBefore);
   }

@@ -10,16 +10,13 @@ import dev.confine.linux.sys.ErrnoException;
 import dev.confine.linux.sys.NativeAccess;
 import dev.confine.linux.sys.Syscalls;
 import dev.confine.testing.HostRequirements;
+import dev.confine.testing.JvmChildren;
 import dev.confine.testing.NativeFds;
 import dev.confine.testing.OpenFds;
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -64,24 +61,6 @@ class SpawnPlacementTest {
     HostRequirements.require(NativeAccess.availability());
   }
 
-  private static Set<Integer> jvmChildren() throws IOException {
-    Set<Integer> pids = new HashSet<>();
-    try (Stream<Path> tasks = Files.list(Path.of("/proc/self/task"))) {
-      for (Path t : tasks.toList()) {
-        try {
-          for (String p : Files.readString(t.resolve("children")).trim().split("\\s+")) {
-            if (!p.isEmpty()) {
-              pids.add(Integer.parseInt(p));
-            }
-          }
-        } catch (IOException e) {
-          // the thread ended meanwhile
-        }
-      }
-    }
-    return pids;
-  }
-
   private static void reap(Spawner.Spawned s) {
     assertThat(NativeFds.awaitPoll(s.pidfd(), LibC.POLLIN(), WAIT)).isNotZero();
     Spawner.abandon(s, true); // kills nothing that is gone; reaps and closes
@@ -111,14 +90,14 @@ class SpawnPlacementTest {
     p.failEnter = true;
     Spawner.Pipes pipes = Spawner.Pipes.open(true);
     String out = NativeFds.target(pipes.stdoutRead());
-    Set<Integer> children = jvmChildren();
+    Set<Integer> children = JvmChildren.pids();
     try {
       assertThatThrownBy(() -> SpawnPlacement.spawnHere(p, OK, pipes))
           .isInstanceOf(EngineException.class)
           .hasRootCauseMessage("enter refused");
       assertThat(p.calls).containsExactly("enter true", "leave true");
       assertThat(NativeFds.openAs(out)).containsExactly(pipes.stdoutRead());
-      assertThat(jvmChildren()).isSubsetOf(children);
+      assertThat(JvmChildren.pids()).isSubsetOf(children);
     } finally {
       pipes.closeParentEnds();
     }
@@ -150,11 +129,11 @@ class SpawnPlacementTest {
     p.failLeave = true;
     SpawnSpec sleeper = new SpawnSpec("/bin/sleep", List.of("sleep", "600"), ENV, "/", true);
     long fds = OpenFds.count();
-    Set<Integer> children = jvmChildren();
+    Set<Integer> children = JvmChildren.pids();
     assertThatThrownBy(() -> SpawnPlacement.spawnHere(p, sleeper, null))
         .isInstanceOf(IllegalStateException.class)
         .hasRootCauseMessage("leave refused");
-    assertThat(jvmChildren()).as("no child, not even a zombie").isSubsetOf(children);
+    assertThat(JvmChildren.pids()).as("no child, not even a zombie").isSubsetOf(children);
     assertThat(OpenFds.count()).isEqualTo(fds);
   }
 

@@ -12,6 +12,7 @@ import dev.confine.linux.sys.ErrnoException;
 import dev.confine.linux.sys.NativeAccess;
 import dev.confine.linux.sys.Syscalls;
 import dev.confine.testing.HostRequirements;
+import dev.confine.testing.JvmChildren;
 import dev.confine.testing.NativeFds;
 import dev.confine.testing.OpenFds;
 import dev.confine.testing.RawBytes;
@@ -27,7 +28,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Callable;
@@ -36,7 +36,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -190,25 +189,6 @@ class SpawnerTest {
       }
       TimeUnit.MILLISECONDS.sleep(5);
     }
-  }
-
-  /** The pids of this JVM's children (zombies included), across all its threads. */
-  private static Set<Integer> jvmChildren() throws IOException {
-    Set<Integer> pids = new HashSet<>();
-    try (Stream<Path> tasks = Files.list(Path.of("/proc/self/task"))) {
-      for (Path t : tasks.toList()) {
-        try {
-          for (String p : Files.readString(t.resolve("children")).trim().split("\\s+")) {
-            if (!p.isEmpty()) {
-              pids.add(Integer.parseInt(p));
-            }
-          }
-        } catch (IOException e) {
-          // the thread ended meanwhile
-        }
-      }
-    }
-    return pids;
   }
 
   private static byte[] nulTerminated(List<byte[]> entries) {
@@ -605,7 +585,7 @@ class SpawnerTest {
       assertThat(Syscalls.pidfdSendSignal(c.s.pidfd(), LibC.SIGTERM())).isZero();
       assertThat(c.await()).isEqualTo(new ExitStatus(-1, LibC.SIGTERM()));
       assertThat(c.await().signaled()).isTrue();
-      assertThat(jvmChildren()).doesNotContain(c.pid());
+      assertThat(JvmChildren.pids()).doesNotContain(c.pid());
     }
   }
 
@@ -631,7 +611,7 @@ class SpawnerTest {
         was[i] = NativeFds.target(fds[i]);
       }
       Spawner.abandon(s, true);
-      assertThat(jvmChildren()).doesNotContain(s.pid());
+      assertThat(JvmChildren.pids()).doesNotContain(s.pid());
       for (int i = 0; i < fds.length; i++) {
         // closed, or (the number reused since) no longer what it was
         assertThat(NativeFds.target(fds[i])).as("fd %d", fds[i]).isNotEqualTo(was[i]);
@@ -648,7 +628,7 @@ class SpawnerTest {
   private static void assertSpawnFails(SpawnSpec spec, int errno) throws IOException {
     assertThatThrownBy(() -> Spawner.spawn(spec)).isInstanceOf(ErrnoException.class); // warm up
     long fds = OpenFds.count();
-    Set<Integer> children = jvmChildren();
+    Set<Integer> children = JvmChildren.pids();
     for (int i = 0; i < 20; i++) {
       assertThatThrownBy(() -> Spawner.spawn(spec))
           .isInstanceOfSatisfying(
@@ -660,7 +640,7 @@ class SpawnerTest {
     }
     assertThat(OpenFds.count()).as("fds after 20 failed spawns").isEqualTo(fds);
     // glibc reaps the child whose exec failed: no zombie is left behind.
-    assertThat(jvmChildren()).isSubsetOf(children);
+    assertThat(JvmChildren.pids()).isSubsetOf(children);
   }
 
   @Test
