@@ -261,7 +261,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
    */
   private Prepared prepare(String cmd, ExecOptions opts) {
     Confinement confinement = confinement(checkPolicy(opts));
-    WorkDir workDir = HostExec.workDir(root, cmd, opts);
+    WorkDir workDir = WorkDir.check(root, cmd, opts.workDir());
     TreeGuard guard = ConfinementThreads.guard(confinement, caps.guardFor(cmd, opts));
     try {
       return new Prepared(workDir, guard, scratch.take(cmd));

@@ -18,7 +18,6 @@ import dev.confine.linux.sys.Errno;
 import dev.confine.linux.sys.ErrnoException;
 import dev.confine.linux.tree.TreeGuard;
 import dev.confine.linux.tree.TreeUsage;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -35,16 +34,6 @@ public final class HostExec {
   public static final long DEFAULT_MAX_OUTPUT_BYTES = 10L << 20;
 
   private HostExec() {}
-
-  /**
-   * Checks the working directory for {@code cmd}: see {@link WorkDir#check}.
-   *
-   * @throws SandboxException FORBIDDEN when it is not contained in the root, INTERNAL when it is
-   *     not an existing directory
-   */
-  public static WorkDir workDir(Path root, String cmd, ExecOptions opts) {
-    return WorkDir.check(root, cmd, opts.workDir());
-  }
 
   /** The working directory opened for a spawn, and the program to run in it. */
   record Program(WorkDirectory dir, String executable) {}

@@ -142,7 +142,7 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
             : Long.MAX_VALUE;
 
     checkPolicy(opts);
-    WorkDir workDir = HostExec.workDir(root, cmd, opts);
+    WorkDir workDir = WorkDir.check(root, cmd, opts.workDir());
     List<String> env = opts.env().apply(hostEnvironment.entries());
     return HostExec.run(
         request,
@@ -176,7 +176,7 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
     ExecRequest request = HostSession.request(spec);
     ExecOptions opts = request.options();
     checkPolicy(opts);
-    WorkDir workDir = HostExec.workDir(root, request.command(), opts);
+    WorkDir workDir = WorkDir.check(root, request.command(), opts.workDir());
     return HostSession.start(
         spec,
         workDir,

@@ -46,7 +46,7 @@ class WorkDirRaceTest {
     for (String wd : List.of("mid", "mid/sub", real.resolve("mid/sub").toString())) {
       ExecOptions opts = in(wd);
       ExecRequest request = ExecRequest.of("pwd", List.of("-P"), opts);
-      WorkDir checked = HostExec.workDir(real, "pwd", opts);
+      WorkDir checked = WorkDir.check(real, "pwd", opts.workDir());
       Files.move(real.resolve("mid"), real.resolve("mid.moved"));
       Files.createSymbolicLink(real.resolve("mid"), outside.toRealPath());
       try {
