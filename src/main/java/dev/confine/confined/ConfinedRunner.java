@@ -13,6 +13,7 @@ import dev.confine.RootedPaths;
 import dev.confine.Runner;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
+import dev.confine.host.Deadlines;
 import dev.confine.host.ExecPolicy;
 import dev.confine.host.HostEnvironment;
 import dev.confine.host.HostExec;
@@ -231,10 +232,7 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
     ExecRequest request = ExecRequest.of(command, args, options);
     ExecOptions opts = request.options();
     String cmd = request.command();
-    long deadline =
-        opts.hasTimeout()
-            ? HostExec.saturatedDeadline(System.nanoTime(), opts.timeout())
-            : Long.MAX_VALUE;
+    long deadline = opts.hasTimeout() ? Deadlines.fromNow(opts.timeout()) : Long.MAX_VALUE;
     Prepared p = prepare(cmd, opts);
     try {
       return HostExec.run(

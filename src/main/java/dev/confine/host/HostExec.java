@@ -265,22 +265,4 @@ public final class HostExec {
     }
     return ms >= 1000 ? ms / 1000.0 + "s" : ms + "ms";
   }
-
-  /**
-   * The deadline {@code timeout} after {@code now}: {@code now} itself for a negative timeout (a
-   * wait that is already over), {@link Long#MAX_VALUE} (no deadline) where it would overflow.
-   */
-  public static long saturatedDeadline(long now, Duration timeout) {
-    if (timeout.isNegative()) {
-      return now;
-    }
-    long nanos;
-    try {
-      nanos = timeout.toNanos();
-    } catch (ArithmeticException e) {
-      return Long.MAX_VALUE;
-    }
-    long deadline = now + nanos;
-    return deadline < now ? Long.MAX_VALUE : deadline;
-  }
 }

@@ -178,14 +178,14 @@ public final class HostSession
   @Override
   public ProcessOutput read(long afterSeq, int maxBytes, Duration timeout)
       throws InterruptedException {
-    long deadline = HostExec.saturatedDeadline(System.nanoTime(), timeout);
+    long deadline = Deadlines.fromNow(timeout);
     return whileOpen(() -> log.read(afterSeq, maxBytes, deadline));
   }
 
   @Override
   public OutputRead read(long afterSeq, ByteBuffer into, Duration timeout)
       throws InterruptedException {
-    long deadline = HostExec.saturatedDeadline(System.nanoTime(), timeout);
+    long deadline = Deadlines.fromNow(timeout);
     return whileOpen(() -> log.read(afterSeq, into, deadline));
   }
 
@@ -300,7 +300,7 @@ public final class HostSession
 
   @Override
   public Optional<ProcessExit> waitFor(Duration timeout) throws InterruptedException {
-    process.awaitEnd(HostExec.saturatedDeadline(System.nanoTime(), timeout));
+    process.awaitEnd(Deadlines.fromNow(timeout));
     return Optional.ofNullable(exit);
   }
 

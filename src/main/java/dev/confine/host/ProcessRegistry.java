@@ -2,17 +2,15 @@ package dev.confine.host;
 
 import dev.confine.SandboxException;
 import dev.confine.session.EventStream;
-import dev.confine.session.OutputRead;
+import dev.confine.session.ForwardingProcessSession;
 import dev.confine.session.ProcessEventSource;
 import dev.confine.session.ProcessExit;
 import dev.confine.session.ProcessInfo;
 import dev.confine.session.ProcessManager;
-import dev.confine.session.ProcessOutput;
 import dev.confine.session.ProcessSession;
 import dev.confine.session.ProcessSignal;
 import dev.confine.session.ProcessSignaler;
 import dev.confine.session.ProcessSpec;
-import java.nio.ByteBuffer;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;
@@ -21,7 +19,6 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
-import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -257,71 +254,19 @@ public final class ProcessRegistry implements ProcessManager {
    * capabilities always present (refusing when the session lacks them), and a close that releases
    * the id.
    */
-  private final class Handle implements ProcessSession, ProcessSignaler, ProcessEventSource {
+  private final class Handle extends ForwardingProcessSession
+      implements ProcessSignaler, ProcessEventSource {
     private final Entry entry;
-    private final ProcessSession inner;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     Handle(Entry entry, ProcessSession inner) {
+      super(inner);
       this.entry = entry;
-      this.inner = inner;
     }
 
     @Override
     public String id() {
       return entry.id;
-    }
-
-    @Override
-    public int pid() {
-      return inner.pid();
-    }
-
-    @Override
-    public ProcessOutput read(long afterSeq, int maxBytes, Duration timeout)
-        throws InterruptedException {
-      return inner.read(afterSeq, maxBytes, timeout);
-    }
-
-    @Override
-    public OutputRead read(long afterSeq, ByteBuffer into, Duration timeout)
-        throws InterruptedException {
-      return inner.read(afterSeq, into, timeout);
-    }
-
-    @Override
-    public void write(byte[] data) throws InterruptedException {
-      inner.write(data);
-    }
-
-    @Override
-    public void closeStdin() {
-      inner.closeStdin();
-    }
-
-    @Override
-    public void resize(int rows, int cols) {
-      inner.resize(rows, cols);
-    }
-
-    @Override
-    public void terminate() {
-      inner.terminate();
-    }
-
-    @Override
-    public ProcessExit waitFor() throws InterruptedException {
-      return inner.waitFor();
-    }
-
-    @Override
-    public Optional<ProcessExit> waitFor(Duration timeout) throws InterruptedException {
-      return inner.waitFor(timeout);
-    }
-
-    @Override
-    public Optional<ProcessExit> exitValue() {
-      return inner.exitValue();
     }
 
     /**
@@ -331,7 +276,7 @@ public final class ProcessRegistry implements ProcessManager {
      */
     @Override
     public void signal(ProcessSignal signal) {
-      if (!(inner instanceof ProcessSignaler s)) {
+      if (!(delegate() instanceof ProcessSignaler s)) {
         throw SandboxException.of(
             SandboxException.Kind.NOT_AVAILABLE, "process does not support signals");
       }
@@ -345,7 +290,7 @@ public final class ProcessRegistry implements ProcessManager {
      */
     @Override
     public EventStream watch() {
-      if (!(inner instanceof ProcessEventSource s)) {
+      if (!(delegate() instanceof ProcessEventSource s)) {
         throw SandboxException.of(
             SandboxException.Kind.NOT_AVAILABLE, "process does not support event streams");
       }
@@ -362,7 +307,7 @@ public final class ProcessRegistry implements ProcessManager {
         return;
       }
       try {
-        inner.close();
+        super.close();
       } finally {
         // The entry, not just the id: after the first close a new session may hold the same id.
         entries.remove(entry.id, entry);

@@ -14,6 +14,7 @@ import dev.confine.RootedPaths;
 import dev.confine.Runner;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
+import dev.confine.host.Deadlines;
 import dev.confine.host.ExecPolicy;
 import dev.confine.host.HostEnvironment;
 import dev.confine.host.HostExec;
@@ -136,10 +137,7 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
     ExecRequest request = ExecRequest.of(command, args, options);
     ExecOptions opts = request.options();
     String cmd = request.command();
-    long deadline =
-        opts.hasTimeout()
-            ? HostExec.saturatedDeadline(System.nanoTime(), opts.timeout())
-            : Long.MAX_VALUE;
+    long deadline = opts.hasTimeout() ? Deadlines.fromNow(opts.timeout()) : Long.MAX_VALUE;
 
     checkPolicy(opts);
     WorkDir workDir = WorkDir.check(root, cmd, opts.workDir());

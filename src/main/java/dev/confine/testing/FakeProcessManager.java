@@ -201,10 +201,7 @@ public final class FakeProcessManager implements ProcessManager {
    * @throws IllegalStateException when there was none
    */
   public synchronized ProcessSpec lastSpec() {
-    if (specs.isEmpty()) {
-      throw new IllegalStateException("FakeProcessManager was asked to start nothing");
-    }
-    return specs.get(specs.size() - 1);
+    return Recorded.last(specs, "FakeProcessManager was asked to start nothing");
   }
 
   /** Every session started, in order, closed ones included. */
@@ -218,10 +215,7 @@ public final class FakeProcessManager implements ProcessManager {
    * @throws IllegalStateException when none was
    */
   public synchronized FakeSession lastSession() {
-    if (sessions.isEmpty()) {
-      throw new IllegalStateException("FakeProcessManager started no session");
-    }
-    return sessions.get(sessions.size() - 1);
+    return Recorded.last(sessions, "FakeProcessManager started no session");
   }
 
   /**

@@ -99,10 +99,7 @@ public final class FakeRunner implements Runner, EnforcementReporter {
    * @throws IllegalStateException when there was none
    */
   public synchronized ExecRequest lastRequest() {
-    if (requests.isEmpty()) {
-      throw new IllegalStateException("FakeRunner received no request");
-    }
-    return requests.get(requests.size() - 1);
+    return Recorded.last(requests, "FakeRunner received no request");
   }
 
   /** How many requests were received. */

@@ -3,9 +3,10 @@ package dev.confine.testing;
 import dev.confine.ProcessClosedException;
 import dev.confine.SandboxException;
 import dev.confine.SequenceGapException;
+import dev.confine.host.Deadlines;
+import dev.confine.host.OutputLog;
 import dev.confine.session.EventStream;
-import dev.confine.session.OutputChunk;
-import dev.confine.session.ProcessEvent;
+import dev.confine.session.ForwardingProcessSession;
 import dev.confine.session.ProcessEventSource;
 import dev.confine.session.ProcessExit;
 import dev.confine.session.ProcessOutput;
@@ -18,14 +19,11 @@ import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
@@ -68,47 +66,33 @@ public final class FakeSession implements ProcessSession, ProcessSignaler, Proce
   /** The log's bound when the spec's {@code maxOutputBytes} is not positive, as the backends'. */
   public static final long DEFAULT_MAX_LOG_BYTES = 10L << 20;
 
-  /** The events a watcher holds before it lags, as the real streams. */
-  static final int WATCH_CAPACITY = 256;
-
   private static final ProcessExit TERMINATED =
       new ProcessExit(-1, 15, ProcessExit.Reason.TERMINATED, null);
   private static final ProcessExit KILLED =
       new ProcessExit(-1, 9, ProcessExit.Reason.SIGNALED, null);
 
-  /** One scripted write of the process, as the log keeps it. */
-  private record Entry(long seq, ProcessStream stream, byte[] data) {
-    long end() {
-      return seq + data.length;
-    }
-  }
-
   private final ProcessSpec spec;
   private final int pid;
-  private final long maxLogBytes;
+  private final OutputLog log; // the real sessions' log: never blocks, so taken under lock too
   private final Consumer<FakeSession> onClose; // the manager's release of the id: once, unlocked
   private final List<String> calls = Collections.synchronizedList(new ArrayList<>());
 
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition changed = lock.newCondition();
-  // Under lock:
-  private final ArrayDeque<Entry> log = new ArrayDeque<>();
-  private long nextSeq;
-  private long retainedFrom;
-  private long retainedBytes;
-  private ProcessExit exit;
-  private boolean closed;
-  private final List<Watcher> watchers = new ArrayList<>();
-  private final ByteArrayOutputStream stdin = new ByteArrayOutputStream();
-  private boolean stdinClosed;
-  private int rows;
-  private int cols;
-  private boolean ignoreTerminate;
-  private RuntimeException terminateFailure;
-  private RuntimeException closeFailure;
-  private Consumer<byte[]> onWrite;
-  private Runnable onCloseStdin;
-  private Consumer<ProcessSignal> onSignal;
+  // Written under lock; volatile so that the test's side reads them without it.
+  private volatile ProcessExit exit;
+  private volatile boolean closed;
+  private final ByteArrayOutputStream stdin = new ByteArrayOutputStream(); // under lock
+  private volatile boolean stdinClosed;
+  private volatile int rows;
+  private volatile int cols;
+  // The test's scripting: set at any time, read by the session's calls.
+  private volatile boolean ignoreTerminate;
+  private volatile RuntimeException terminateFailure;
+  private volatile RuntimeException closeFailure;
+  private volatile Consumer<byte[]> onWrite;
+  private volatile Runnable onCloseStdin;
+  private volatile Consumer<ProcessSignal> onSignal;
 
   /**
    * A running session for {@code spec}: its id, whether it has a terminal and the terminal's size,
@@ -127,7 +111,7 @@ public final class FakeSession implements ProcessSession, ProcessSignaler, Proce
     this.pid = pid;
     this.onClose = onClose;
     long bound = spec.options().resources().maxOutputBytes();
-    this.maxLogBytes = bound > 0 ? bound : DEFAULT_MAX_LOG_BYTES;
+    this.log = new OutputLog(bound > 0 ? bound : DEFAULT_MAX_LOG_BYTES);
     this.rows = spec.rows();
     this.cols = spec.cols();
   }
@@ -180,29 +164,7 @@ public final class FakeSession implements ProcessSession, ProcessSignaler, Proce
       throw new IllegalArgumentException(
           "a " + (spec.tty() ? "terminal" : "pipe") + " session has no " + stream + " output");
     }
-    if (data.length == 0) {
-      return this;
-    }
-    lock.lock();
-    try {
-      if (closed || exit != null) {
-        return this;
-      }
-      Entry e = new Entry(nextSeq, stream, data.clone());
-      log.addLast(e);
-      nextSeq = e.end();
-      retainedBytes += data.length;
-      while (log.size() > 1 && retainedBytes > maxLogBytes) {
-        retainedBytes -= log.removeFirst().data.length;
-        retainedFrom = log.getFirst().seq;
-      }
-      if (!watchers.isEmpty()) {
-        deliver(ProcessEvent.output(OutputChunk.of(e.seq, stream, e.data)));
-      }
-      changed.signalAll();
-    } finally {
-      lock.unlock();
-    }
+    log.append(stream, data); // dropped once the log is finished or closed
     return this;
   }
 
@@ -232,10 +194,8 @@ public final class FakeSession implements ProcessSession, ProcessSignaler, Proce
     if (exit != null) {
       return;
     }
+    log.finish(end); // first, as the real sessions: output complete before the exit is seen
     exit = end;
-    if (!watchers.isEmpty()) {
-      deliver(ProcessEvent.exited(nextSeq, end));
-    }
     changed.signalAll();
   }
 
@@ -244,12 +204,7 @@ public final class FakeSession implements ProcessSession, ProcessSignaler, Proce
    * outlives its kill would: the test ends it with {@link #exit}.
    */
   public FakeSession ignoreTerminate() {
-    lock.lock();
-    try {
-      ignoreTerminate = true;
-    } finally {
-      lock.unlock();
-    }
+    ignoreTerminate = true;
     return this;
   }
 
@@ -258,12 +213,7 @@ public final class FakeSession implements ProcessSession, ProcessSignaler, Proce
    * process as it is; null makes it work again.
    */
   public FakeSession failTerminate(RuntimeException failure) {
-    lock.lock();
-    try {
-      terminateFailure = failure;
-    } finally {
-      lock.unlock();
-    }
+    terminateFailure = failure;
     return this;
   }
 
@@ -272,12 +222,7 @@ public final class FakeSession implements ProcessSession, ProcessSignaler, Proce
    * return normally again.
    */
   public FakeSession failClose(RuntimeException failure) {
-    lock.lock();
-    try {
-      closeFailure = failure;
-    } finally {
-      lock.unlock();
-    }
+    closeFailure = failure;
     return this;
   }
 
@@ -287,12 +232,7 @@ public final class FakeSession implements ProcessSession, ProcessSignaler, Proce
    * ({@code s.onWrite(s::stdout)} is {@code cat}); null for none.
    */
   public FakeSession onWrite(Consumer<byte[]> reaction) {
-    lock.lock();
-    try {
-      onWrite = reaction;
-    } finally {
-      lock.unlock();
-    }
+    onWrite = reaction;
     return this;
   }
 
@@ -301,12 +241,7 @@ public final class FakeSession implements ProcessSession, ProcessSignaler, Proce
    * example {@code () -> s.exit(0)}, a program that ends at end of input); null for none.
    */
   public FakeSession onCloseStdin(Runnable reaction) {
-    lock.lock();
-    try {
-      onCloseStdin = reaction;
-    } finally {
-      lock.unlock();
-    }
+    onCloseStdin = reaction;
     return this;
   }
 
@@ -315,12 +250,7 @@ public final class FakeSession implements ProcessSession, ProcessSignaler, Proce
    * one that ends the process as SIGINT would); null for none.
    */
   public FakeSession onSignal(Consumer<ProcessSignal> reaction) {
-    lock.lock();
-    try {
-      onSignal = reaction;
-    } finally {
-      lock.unlock();
-    }
+    onSignal = reaction;
     return this;
   }
 
@@ -357,62 +287,32 @@ public final class FakeSession implements ProcessSession, ProcessSignaler, Proce
 
   /** Whether {@link #closeStdin()} was accepted (on a terminal: Ctrl-D was sent). */
   public boolean isStdinClosed() {
-    lock.lock();
-    try {
-      return stdinClosed;
-    } finally {
-      lock.unlock();
-    }
+    return stdinClosed;
   }
 
   /** The terminal's rows: the spec's, or the last accepted {@link #resize}. */
   public int rows() {
-    lock.lock();
-    try {
-      return rows;
-    } finally {
-      lock.unlock();
-    }
+    return rows;
   }
 
   /** The terminal's columns: the spec's, or the last accepted {@link #resize}. */
   public int cols() {
-    lock.lock();
-    try {
-      return cols;
-    } finally {
-      lock.unlock();
-    }
+    return cols;
   }
 
   /** Whether {@link #close()} was called. */
   public boolean isClosed() {
-    lock.lock();
-    try {
-      return closed;
-    } finally {
-      lock.unlock();
-    }
+    return closed;
   }
 
   /** The offset the next scripted byte gets: the number of bytes the process ever wrote. */
   public long nextSeq() {
-    lock.lock();
-    try {
-      return nextSeq;
-    } finally {
-      lock.unlock();
-    }
+    return log.nextSeq();
   }
 
   /** The offset of the first byte the log still holds; {@link #nextSeq()} when it holds none. */
   public long retainedFrom() {
-    lock.lock();
-    try {
-      return log.isEmpty() ? nextSeq : retainedFrom;
-    } finally {
-      lock.unlock();
-    }
+    return log.retainedFrom();
   }
 
   /** The spec the session was made for (as a manager started it: with its resolved id). */
@@ -450,71 +350,8 @@ public final class FakeSession implements ProcessSession, ProcessSignaler, Proce
       throws InterruptedException {
     boolean forever = timeout.equals(ChronoUnit.FOREVER.getDuration());
     calls.add("read:" + afterSeq + ":" + maxBytes + (forever ? "" : ":" + timeout));
-    return read(afterSeq, maxBytes, deadline(timeout));
-  }
-
-  /** The checks in the real sessions' order: closed, maxBytes, then (looping) closed, gap, end. */
-  private ProcessOutput read(long afterSeq, int maxBytes, long deadline)
-      throws InterruptedException {
-    lock.lock();
-    try {
-      ensureOpen();
-      if (maxBytes <= 0) {
-        throw SandboxException.of(
-            SandboxException.Kind.VALIDATION, "Read maxBytes must be positive");
-      }
-      while (true) {
-        ensureOpen();
-        long start = log.isEmpty() ? nextSeq : retainedFrom;
-        if (afterSeq < start) {
-          throw new SequenceGapException(afterSeq, start);
-        }
-        if (afterSeq > nextSeq) {
-          throw SandboxException.of(
-              SandboxException.Kind.VALIDATION,
-              "afterSeq " + afterSeq + " is beyond buffered output (next=" + nextSeq + ")");
-        }
-        if (afterSeq < nextSeq) {
-          return collect(afterSeq, maxBytes);
-        }
-        if (exit != null) {
-          return new ProcessOutput(afterSeq, List.of(), true);
-        }
-        if (Thread.interrupted()) {
-          throw new InterruptedException();
-        }
-        if (deadline == Long.MAX_VALUE) {
-          changed.await();
-        } else {
-          long left = deadline - System.nanoTime();
-          if (left <= 0) {
-            return new ProcessOutput(afterSeq, List.of(), false);
-          }
-          changed.awaitNanos(left);
-        }
-      }
-    } finally {
-      lock.unlock();
-    }
-  }
-
-  /** Under the lock: up to {@code maxBytes} from {@code cursor}, which has bytes after it. */
-  private ProcessOutput collect(long cursor, int maxBytes) {
-    long end = Math.min(nextSeq, cursor + maxBytes);
-    List<OutputChunk> out = new ArrayList<>();
-    for (Entry e : log) {
-      if (e.end() <= cursor) {
-        continue;
-      }
-      if (e.seq >= end) {
-        break;
-      }
-      long from = Math.max(cursor, e.seq);
-      long to = Math.min(end, e.end());
-      byte[] part = Arrays.copyOfRange(e.data, (int) (from - e.seq), (int) (to - e.seq));
-      out.add(OutputChunk.adopting(from, e.stream, part));
-    }
-    return new ProcessOutput(end, out, exit != null && end == nextSeq);
+    ensureOpen(); // as the real sessions: closed first, then the log checks again
+    return log.read(afterSeq, maxBytes, Deadlines.fromNow(timeout));
   }
 
   /**
@@ -674,7 +511,7 @@ public final class FakeSession implements ProcessSession, ProcessSignaler, Proce
   @Override
   public Optional<ProcessExit> waitFor(Duration timeout) throws InterruptedException {
     calls.add("waitFor:" + timeout);
-    long deadline = deadline(timeout);
+    long deadline = Deadlines.fromNow(timeout);
     lock.lock();
     try {
       while (exit == null) {
@@ -695,12 +532,7 @@ public final class FakeSession implements ProcessSession, ProcessSignaler, Proce
 
   @Override
   public Optional<ProcessExit> exitValue() {
-    lock.lock();
-    try {
-      return Optional.ofNullable(exit);
-    } finally {
-      lock.unlock();
-    }
+    return Optional.ofNullable(exit);
   }
 
   /**
@@ -713,28 +545,8 @@ public final class FakeSession implements ProcessSession, ProcessSignaler, Proce
   @Override
   public EventStream watch() {
     calls.add("watch");
-    lock.lock();
-    try {
-      ensureOpen();
-      Watcher w = new Watcher();
-      int replay = log.size() + (exit != null ? 1 : 0);
-      if (replay > WATCH_CAPACITY) {
-        w.offer(ProcessEvent.lag(retainedFrom));
-        return w;
-      }
-      for (Entry e : log) {
-        if (!w.offer(ProcessEvent.output(OutputChunk.of(e.seq, e.stream, e.data)))) {
-          return w;
-        }
-      }
-      if (exit != null && !w.offer(ProcessEvent.exited(nextSeq, exit))) {
-        return w;
-      }
-      watchers.add(w);
-      return w;
-    } finally {
-      lock.unlock();
-    }
+    ensureOpen();
+    return log.watch();
   }
 
   /**
@@ -754,13 +566,7 @@ public final class FakeSession implements ProcessSession, ProcessSignaler, Proce
       if (first) {
         end(KILLED);
         closed = true;
-        ProcessEvent event = ProcessEvent.closed(nextSeq);
-        for (Watcher w : watchers) {
-          w.offer(event);
-        }
-        watchers.clear();
-        log.clear();
-        retainedBytes = 0;
+        log.close();
         changed.signalAll();
       }
       failure = closeFailure;
@@ -781,212 +587,15 @@ public final class FakeSession implements ProcessSession, ProcessSignaler, Proce
     }
   }
 
-  /** The {@link System#nanoTime()} deadline {@code timeout} from now; a negative one is zero. */
-  private static long deadline(Duration timeout) {
-    long now = System.nanoTime();
-    if (timeout.isNegative()) {
-      return now;
-    }
-    long nanos;
-    try {
-      nanos = timeout.toNanos();
-    } catch (ArithmeticException e) {
-      return Long.MAX_VALUE;
-    }
-    long deadline = now + nanos;
-    return deadline < now ? Long.MAX_VALUE : deadline;
-  }
-
-  /** Under the lock: offers {@code event} to every watcher, dropping those whose stream ended. */
-  private void deliver(ProcessEvent event) {
-    watchers.removeIf(w -> !w.offer(event));
-  }
-
-  private void unsubscribe(Watcher w) {
-    lock.lock();
-    try {
-      watchers.remove(w);
-    } finally {
-      lock.unlock();
-    }
-  }
-
   @Override
   public String toString() {
     return "FakeSession[" + spec.id() + ", " + spec.argv().get(0) + "]";
   }
 
-  /**
-   * One watcher's queue. The session offers events under its own lock and then takes the watcher's,
-   * so the watcher never takes the session's lock while holding its own.
-   */
-  private final class Watcher implements EventStream {
-    private final ReentrantLock lock = new ReentrantLock();
-    private final Condition available = lock.newCondition();
-    private final ArrayDeque<ProcessEvent> queue = new ArrayDeque<>();
-    private boolean ended; // no more events will be queued
-
-    /** Queues {@code event}, or a LAG in its place when it does not fit; false once ended. */
-    boolean offer(ProcessEvent event) {
-      lock.lock();
-      try {
-        if (ended) {
-          return false;
-        }
-        switch (event.type()) {
-          case CLOSED, LAG -> {
-            queue.add(event);
-            ended = true;
-          }
-          case OUTPUT, EXITED -> {
-            // One slot stays free so that the LAG telling the consumer what it missed fits.
-            if (queue.size() < WATCH_CAPACITY - 1) {
-              queue.add(event);
-            } else {
-              queue.add(ProcessEvent.lag(event.seq()));
-              ended = true;
-            }
-          }
-        }
-        available.signalAll();
-        return !ended;
-      } finally {
-        lock.unlock();
-      }
-    }
-
-    @Override
-    public ProcessEvent take() throws InterruptedException {
-      lock.lock();
-      try {
-        while (queue.isEmpty()) {
-          if (ended) {
-            return null;
-          }
-          available.await();
-        }
-        return queue.poll();
-      } finally {
-        lock.unlock();
-      }
-    }
-
-    @Override
-    public ProcessEvent poll(Duration timeout) throws InterruptedException {
-      long left = timeout.isNegative() ? 0 : TimeUnit.NANOSECONDS.convert(timeout);
-      lock.lock();
-      try {
-        while (queue.isEmpty()) {
-          if (ended || left <= 0) {
-            return null;
-          }
-          left = available.awaitNanos(left);
-        }
-        return queue.poll();
-      } finally {
-        lock.unlock();
-      }
-    }
-
-    @Override
-    public boolean isEnded() {
-      lock.lock();
-      try {
-        return ended && queue.isEmpty();
-      } finally {
-        lock.unlock();
-      }
-    }
-
-    @Override
-    public void close() {
-      boolean subscribed;
-      lock.lock();
-      try {
-        subscribed = !ended;
-        ended = true;
-        queue.clear();
-        available.signalAll();
-      } finally {
-        lock.unlock();
-      }
-      if (subscribed) {
-        unsubscribe(this);
-      }
-    }
-
-    @Override
-    public String toString() {
-      lock.lock();
-      try {
-        return "EventStream[queued=" + queue.size() + ", ended=" + ended + "]";
-      } finally {
-        lock.unlock();
-      }
-    }
-  }
-
   /** {@link #asPlainSession()}: the session without its optional capabilities. */
-  private record Plain(FakeSession session) implements ProcessSession {
-    @Override
-    public String id() {
-      return session.id();
-    }
-
-    @Override
-    public int pid() {
-      return session.pid();
-    }
-
-    @Override
-    public ProcessOutput read(long afterSeq, int maxBytes, Duration timeout)
-        throws InterruptedException {
-      return session.read(afterSeq, maxBytes, timeout);
-    }
-
-    @Override
-    public void write(byte[] data) throws InterruptedException {
-      session.write(data);
-    }
-
-    @Override
-    public void closeStdin() {
-      session.closeStdin();
-    }
-
-    @Override
-    public void resize(int rows, int cols) {
-      session.resize(rows, cols);
-    }
-
-    @Override
-    public void terminate() {
-      session.terminate();
-    }
-
-    @Override
-    public ProcessExit waitFor() throws InterruptedException {
-      return session.waitFor();
-    }
-
-    @Override
-    public Optional<ProcessExit> waitFor(Duration timeout) throws InterruptedException {
-      return session.waitFor(timeout);
-    }
-
-    @Override
-    public Optional<ProcessExit> exitValue() {
-      return session.exitValue();
-    }
-
-    @Override
-    public void close() {
-      session.close();
-    }
-
-    @Override
-    public String toString() {
-      return session.toString();
+  private static final class Plain extends ForwardingProcessSession {
+    Plain(FakeSession session) {
+      super(session);
     }
   }
 }

@@ -3,11 +3,15 @@ package dev.confine.build;
 import static com.tngtech.archunit.base.DescribedPredicate.not;
 import static com.tngtech.archunit.core.domain.JavaClass.Predicates.equivalentTo;
 import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAnyPackage;
+import static com.tngtech.archunit.core.domain.properties.HasName.Predicates.nameMatching;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
+import com.tngtech.archunit.base.DescribedPredicate;
+import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
@@ -23,7 +27,7 @@ import org.junit.jupiter.api.Test;
  * only those below it: from the front door ({@code Engine}, {@code Caps}) down through the child's
  * life, confinement, cgroups, the /proc sampler, the tree guard, the event loop and spawning to the
  * system calls. Beside them, the test doubles ({@code .testing}, exported for users' own tests)
- * know only the API and the JDK, and no library code knows them.
+ * know only the API, the JDK and the host's pure-Java output log, and no library code knows them.
  */
 class LayeringTest {
   private static final String API = "dev.confine";
@@ -144,17 +148,37 @@ class LayeringTest {
         .check(MAIN);
   }
 
+  /**
+   * The host classes the test doubles build on, the real sessions' log (pure Java), with their
+   * nested classes and arrays of them; by name, as {@code ChunkStore} is package-private.
+   */
+  private static final DescribedPredicate<JavaClass> THE_HOST_LOG =
+      nameMatching("(\\[L)?dev\\.confine\\.host\\.(OutputLog|ChunkStore|Deadlines)(\\$.*)?;?")
+          .as("are the host's output log (OutputLog, ChunkStore, Deadlines)")
+          .forSubtype();
+
   @Test
-  void theTestDoublesKnowOnlyTheApiAndTheJdk() {
+  void theTestDoublesKnowOnlyTheApiTheHostLogAndTheJdk() {
     classes()
         .that()
         .resideInAPackage(TESTING)
         .should()
-        .onlyDependOnClassesThat()
-        .resideInAnyPackage(API, SESSION, TESTING, "java..")
+        .onlyDependOnClassesThat(
+            resideInAnyPackage(API, SESSION, TESTING, "java..").or(THE_HOST_LOG))
         .because(
             "users' tests load the fakes without a backend, the engine or the command (no"
-                + " dev.confine.local, .confined, .host, .linux or .cli)")
+                + " dev.confine.local, .confined, .linux or .cli, and of .host only the log the"
+                + " real sessions keep, so that the fakes replay output exactly as they do)")
+        .check(MAIN);
+  }
+
+  @Test
+  void theHostLogTheTestDoublesUseIsPureJava() {
+    classes()
+        .that(THE_HOST_LOG)
+        .should()
+        .onlyDependOnClassesThat(resideInAnyPackage(API, SESSION, "java..").or(THE_HOST_LOG))
+        .because("the fakes must load without the engine or native access")
         .check(MAIN);
   }
 

@@ -603,7 +603,7 @@ class FakeSessionTest {
         e = events.poll(Duration.ofSeconds(1))) {
       got.add(e);
     }
-    assertThat(got).hasSize(FakeSession.WATCH_CAPACITY);
+    assertThat(got).hasSize(256); // EventStream's bound
     assertThat(got.subList(0, 255)).allMatch(e -> e.type() == ProcessEvent.Type.OUTPUT);
     assertThat(got.get(255)).isEqualTo(ProcessEvent.lag(255));
     assertThat(events.isEnded()).isTrue();
