@@ -231,39 +231,48 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
   public ExecResult exec(String command, List<String> args, ExecOptions options) {
     ExecRequest request = ExecRequest.of(command, args, options);
     ExecOptions opts = request.options();
-    String cmd = request.command();
     long deadline = opts.hasTimeout() ? Deadlines.fromNow(opts.timeout()) : Long.MAX_VALUE;
-    Prepared p = prepare(cmd, opts);
+    Prepared p = prepare(request);
     try {
       return HostExec.run(
           request,
           p.workDir(),
-          environment(opts, p.tmp()),
+          p.env(),
           HostExec.outputCap(opts, defaultMaxOutputBytes),
           p.guard(),
           deadline);
     } catch (ConfinementException e) {
-      throw notApplied(cmd, e);
+      throw notApplied(request.command(), e);
     } finally {
       // Reused only if nothing the exec started can still write into it.
       scratch.giveBack(p.tmp(), p.guard().holdsEveryProcess());
     }
   }
 
-  /** What an exec or a session of {@code cmd} runs with: checked, guarded, with its TMPDIR. */
-  private record Prepared(WorkDir workDir, TreeGuard guard, Path tmp) {}
+  /**
+   * What an exec or a session runs with: checked, guarded, with its private TMPDIR and the
+   * environment that names it.
+   */
+  private record Prepared(WorkDir workDir, TreeGuard guard, Path tmp, List<String> env) {}
 
   /**
-   * Checks {@code opts} and the working directory, makes the guard (caps inside the confinement)
-   * and takes a private TMPDIR; the guard is closed if there is none to give.
+   * Checks the request's options and working directory, makes the guard (caps inside the
+   * confinement) and takes a private TMPDIR; on a failure, what was taken is given back.
    */
-  private Prepared prepare(String cmd, ExecOptions opts) {
+  private Prepared prepare(ExecRequest request) {
+    String cmd = request.command();
+    ExecOptions opts = request.options();
     Confinement confinement = confinement(checkPolicy(opts));
     WorkDir workDir = WorkDir.check(root, cmd, opts.workDir());
     TreeGuard guard = ConfinementThreads.guard(confinement, caps.guardFor(cmd, opts));
+    Path tmp = null;
     try {
-      return new Prepared(workDir, guard, scratch.take(cmd));
+      tmp = scratch.take(cmd);
+      return new Prepared(workDir, guard, tmp, environment(opts, tmp));
     } catch (RuntimeException e) {
+      if (tmp != null) {
+        scratch.giveBack(tmp, false);
+      }
       guard.close();
       throw e;
     }
@@ -290,20 +299,18 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
 
   private ProcessSession startSession(ProcessSpec spec) {
     ExecRequest request = HostSession.request(spec);
-    ExecOptions opts = request.options();
-    String cmd = request.command();
-    Prepared p = prepare(cmd, opts);
+    Prepared p = prepare(request);
     try {
       return HostSession.start(
           spec,
           p.workDir(),
-          environment(opts, p.tmp()),
+          p.env(),
           p.guard(),
-          HostExec.outputCap(opts, defaultMaxOutputBytes),
+          HostExec.outputCap(request.options(), defaultMaxOutputBytes),
           () -> scratch.giveBack(p.tmp(), p.guard().holdsEveryProcess()));
     } catch (ConfinementException e) {
       scratch.giveBack(p.tmp(), false);
-      throw notApplied(cmd, e);
+      throw notApplied(request.command(), e);
     } catch (RuntimeException e) {
       scratch.giveBack(p.tmp(), false);
       throw e;

@@ -221,14 +221,7 @@ public final class HostSession
   public void closeStdin() {
     ensureOpen();
     if (process.tty()) {
-      try {
-        SessionInput input = process.input();
-        input.write(new byte[] {input.eofChar()});
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      } catch (ErrnoException e) {
-        throw SandboxException.of(Kind.INTERNAL, "process write: " + e.getMessage(), e);
-      }
+      type(SessionInput.Control.EOF, "process write");
     } else {
       process.input().close();
     }
@@ -279,16 +272,25 @@ public final class HostSession
       throw new ProcessClosedException();
     }
     if (process.tty()) {
-      try {
-        SessionInput input = process.input();
-        input.write(new byte[] {input.interruptChar()});
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      } catch (ErrnoException e) {
-        throw SandboxException.of(Kind.INTERNAL, "process interrupt: " + e.getMessage());
-      }
+      type(SessionInput.Control.INTERRUPT, "process interrupt");
     } else if (!process.interruptGroup()) {
       throw new ProcessClosedException();
+    }
+  }
+
+  /**
+   * Types {@code control} into the terminal; an interrupt while the terminal is full stops the wait
+   * and stays set.
+   *
+   * @throws SandboxException INTERNAL, naming {@code call}, when the terminal cannot be written
+   */
+  private void type(SessionInput.Control control, String call) {
+    try {
+      process.input().type(control);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (ErrnoException e) {
+      throw SandboxException.of(Kind.INTERNAL, call + ": " + e.getMessage(), e);
     }
   }
 

@@ -102,21 +102,28 @@ public final class SessionInput {
     }
   }
 
-  /** The terminal's current interrupt character (Ctrl-C unless the child changed it). */
-  public byte interruptChar() {
-    inputLock.lock();
-    try {
-      return inputFd < 0 ? 0x03 : Pty.interruptChar(inputFd);
-    } finally {
-      inputLock.unlock();
-    }
+  /** A control character of the terminal's, which a session types on the user's behalf. */
+  public enum Control {
+    /** VINTR, Ctrl-C unless the child changed it: the foreground group gets SIGINT. */
+    INTERRUPT,
+    /** VEOF, Ctrl-D unless the child changed it: a reading program sees end of file. */
+    EOF
   }
 
-  /** The terminal's current end-of-file character (Ctrl-D unless the child changed it). */
-  public byte eofChar() {
+  /** Writes the terminal's current {@code control} character, as {@link #write} writes. */
+  public void type(Control control) throws InterruptedException {
+    write(new byte[] {controlChar(control)});
+  }
+
+  /** The terminal's current {@code control} character; its default once the input is closed. */
+  public byte controlChar(Control control) {
     inputLock.lock();
     try {
-      return inputFd < 0 ? 0x04 : Pty.eofChar(inputFd);
+      boolean intr = control == Control.INTERRUPT;
+      if (inputFd < 0) {
+        return intr ? (byte) 0x03 : (byte) 0x04;
+      }
+      return intr ? Pty.interruptChar(inputFd) : Pty.eofChar(inputFd);
     } finally {
       inputLock.unlock();
     }

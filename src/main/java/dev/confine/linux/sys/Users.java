@@ -8,6 +8,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.util.Optional;
+import java.util.function.Function;
 
 /**
  * Looks users and groups up the way the system does (glibc's NSS: /etc/passwd and /etc/group, or
@@ -49,39 +50,49 @@ public final class Users {
 
   /** The user named {@code name}: its uid and primary gid; empty when there is none. */
   public static Optional<Ids> user(String name) {
-    try (Arena a = Arena.ofConfined()) {
-      MemorySegment pwd = a.allocate(PASSWD_SIZE, 8);
-      MemorySegment result = a.allocate(ADDR);
-      int rc =
-          (int)
-              GETPWNAM_R.invokeExact(a.allocateFrom(name), pwd, a.allocate(BUFFER), BUFFER, result);
-      return found(rc, result) ? Optional.of(ids(pwd)) : Optional.empty();
-    } catch (Throwable t) {
-      throw Syscalls.rethrow(t);
-    }
+    return lookup(
+        PASSWD_SIZE,
+        (a, pwd, result) ->
+            (int)
+                GETPWNAM_R.invokeExact(
+                    a.allocateFrom(name), pwd, a.allocate(BUFFER), BUFFER, result),
+        Users::ids);
   }
 
   /** The user with {@code uid}: its ids (primary gid included); empty when there is none. */
   public static Optional<Ids> user(int uid) {
-    try (Arena a = Arena.ofConfined()) {
-      MemorySegment pwd = a.allocate(PASSWD_SIZE, 8);
-      MemorySegment result = a.allocate(ADDR);
-      int rc = (int) GETPWUID_R.invokeExact(uid, pwd, a.allocate(BUFFER), BUFFER, result);
-      return found(rc, result) ? Optional.of(ids(pwd)) : Optional.empty();
-    } catch (Throwable t) {
-      throw Syscalls.rethrow(t);
-    }
+    return lookup(
+        PASSWD_SIZE,
+        (a, pwd, result) ->
+            (int) GETPWUID_R.invokeExact(uid, pwd, a.allocate(BUFFER), BUFFER, result),
+        Users::ids);
   }
 
   /** The gid of the group named {@code name}; empty when there is none. */
   public static Optional<Integer> group(String name) {
+    return lookup(
+        GROUP_SIZE,
+        (a, grp, result) ->
+            (int)
+                GETGRNAM_R.invokeExact(
+                    a.allocateFrom(name), grp, a.allocate(BUFFER), BUFFER, result),
+        grp -> grp.get(INT, GR_GID));
+  }
+
+  /** One of the reentrant lookups: {@code get*_r(key, entry, buffer, size, &result)}. */
+  @FunctionalInterface
+  private interface Lookup {
+    int call(Arena a, MemorySegment entry, MemorySegment result) throws Throwable;
+  }
+
+  /** Runs {@code call} into an entry of {@code entrySize} bytes and reads what it found. */
+  private static <T> Optional<T> lookup(
+      long entrySize, Lookup call, Function<MemorySegment, T> read) {
     try (Arena a = Arena.ofConfined()) {
-      MemorySegment grp = a.allocate(GROUP_SIZE, 8);
+      MemorySegment entry = a.allocate(entrySize, 8);
       MemorySegment result = a.allocate(ADDR);
-      int rc =
-          (int)
-              GETGRNAM_R.invokeExact(a.allocateFrom(name), grp, a.allocate(BUFFER), BUFFER, result);
-      return found(rc, result) ? Optional.of(grp.get(INT, GR_GID)) : Optional.empty();
+      int rc = call.call(a, entry, result);
+      return found(rc, result) ? Optional.of(read.apply(entry)) : Optional.empty();
     } catch (Throwable t) {
       throw Syscalls.rethrow(t);
     }

@@ -75,7 +75,7 @@ class SessionInputTest {
     assertThatThrownBy(() -> input.resize(24, 80))
         .isInstanceOfSatisfying(
             ErrnoException.class, e -> assertThat(e.errno()).isEqualTo(LibC.EIO()));
-    assertThat(input.interruptChar()).isEqualTo((byte) 0x03);
-    assertThat(input.eofChar()).isEqualTo((byte) 0x04);
+    assertThat(input.controlChar(SessionInput.Control.INTERRUPT)).isEqualTo((byte) 0x03);
+    assertThat(input.controlChar(SessionInput.Control.EOF)).isEqualTo((byte) 0x04);
   }
 }

@@ -264,8 +264,8 @@ class SessionProcessTest {
         start("stty size; read a; echo \"read $a\"; read b; stty size; exec cat", true, 0, r);
     assertThat(p.tty()).isTrue();
     r.awaitText(TTY, "24 80\r\n");
-    assertThat(p.input().interruptChar()).isEqualTo((byte) 0x03);
-    assertThat(p.input().eofChar()).isEqualTo((byte) 0x04);
+    assertThat(p.input().controlChar(SessionInput.Control.INTERRUPT)).isEqualTo((byte) 0x03);
+    assertThat(p.input().controlChar(SessionInput.Control.EOF)).isEqualTo((byte) 0x04);
 
     p.input().write("ping\n".getBytes(StandardCharsets.UTF_8));
     // The terminal echoes the line before the child reads it; its own output follows.
@@ -277,7 +277,7 @@ class SessionProcessTest {
 
     p.input().write("meow\n".getBytes(StandardCharsets.UTF_8));
     r.awaitText(TTY, "meow\r\nmeow\r\n"); // the echo, then cat's copy
-    p.input().write(new byte[] {p.input().eofChar()});
+    p.input().type(SessionInput.Control.EOF);
     ChildOutcome end = awaitEnd(p, r);
 
     assertThat(end.ending()).isEqualTo(ChildOutcome.Ending.EXITED);
