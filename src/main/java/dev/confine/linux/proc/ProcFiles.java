@@ -38,9 +38,9 @@ public final class ProcFiles {
   private static final ValueLayout ADDR = ValueLayout.ADDRESS;
 
   // open, read and close are Syscalls' handles; called here with this sampler's capture state.
-  private static final MethodHandle OPEN = Syscalls.OPEN;
-  private static final MethodHandle READ = Syscalls.READ;
-  private static final MethodHandle CLOSE = Syscalls.CLOSE;
+  private static final MethodHandle OPEN = Syscalls.openHandle();
+  private static final MethodHandle READ = Syscalls.readHandle();
+  private static final MethodHandle CLOSE = Syscalls.closeHandle();
   private static final MethodHandle GETDENTS64 =
       Syscalls.bind("getdents64", FunctionDescriptor.of(LONG, INT, ADDR, LONG));
   private static final MethodHandle GETSID =

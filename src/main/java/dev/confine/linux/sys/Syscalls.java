@@ -35,78 +35,210 @@ public final class Syscalls {
   private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG;
   private static final ValueLayout ADDR = ValueLayout.ADDRESS;
 
-  public static final MethodHandle READ =
-      bind("read", FunctionDescriptor.of(LONG, INT, ADDR, LONG));
-  private static final MethodHandle WRITE =
-      bind("write", FunctionDescriptor.of(LONG, INT, ADDR, LONG));
-  public static final MethodHandle CLOSE = bind("close", FunctionDescriptor.of(INT, INT));
-  private static final MethodHandle PREAD =
-      bind("pread", FunctionDescriptor.of(LONG, INT, ADDR, LONG, LONG));
-  private static final MethodHandle PWRITE =
-      bind("pwrite", FunctionDescriptor.of(LONG, INT, ADDR, LONG, LONG));
-  private static final MethodHandle PIPE2 = bind("pipe2", FunctionDescriptor.of(INT, ADDR, INT));
-  private static final MethodHandle FCNTL_INT =
-      bindVariadic("fcntl", FunctionDescriptor.of(INT, INT, INT, INT), 2);
-  private static final MethodHandle KILL = bind("kill", FunctionDescriptor.of(INT, INT, INT));
-  private static final MethodHandle EPOLL_CREATE1 =
-      bind("epoll_create1", FunctionDescriptor.of(INT, INT));
-  private static final MethodHandle EPOLL_CTL =
-      bind("epoll_ctl", FunctionDescriptor.of(INT, INT, INT, INT, ADDR));
-  private static final MethodHandle EPOLL_WAIT =
-      bind("epoll_wait", FunctionDescriptor.of(INT, INT, ADDR, INT, INT));
-  private static final MethodHandle EVENTFD = bind("eventfd", FunctionDescriptor.of(INT, INT, INT));
-  private static final MethodHandle WAITID =
-      bind("waitid", FunctionDescriptor.of(INT, INT, INT, ADDR, INT));
-  private static final MethodHandle SYSCALL_3 =
-      bindVariadic("syscall", FunctionDescriptor.of(LONG, LONG, INT, INT, INT), 1);
-  private static final MethodHandle SYSCALL_4 =
-      bindVariadic("syscall", FunctionDescriptor.of(LONG, LONG, INT, INT, ADDR, INT), 1);
-  private static final MethodHandle SYSCALL_PTR_LONG_INT =
-      bindVariadic("syscall", FunctionDescriptor.of(LONG, LONG, ADDR, LONG, INT), 1);
-  private static final MethodHandle SYSCALL_INT_PTR_LONG =
-      bindVariadic("syscall", FunctionDescriptor.of(LONG, LONG, INT, ADDR, LONG), 1);
-  private static final MethodHandle SYSCALL_INT_INT_PTR =
-      bindVariadic("syscall", FunctionDescriptor.of(LONG, LONG, INT, INT, ADDR), 1);
-  private static final MethodHandle PRCTL =
-      bindVariadic("prctl", FunctionDescriptor.of(INT, INT, LONG, LONG, LONG, LONG), 1);
-  public static final MethodHandle OPEN =
-      bindVariadic("open", FunctionDescriptor.of(INT, ADDR, INT, INT), 2);
-  private static final MethodHandle MKDIR = bind("mkdir", FunctionDescriptor.of(INT, ADDR, INT));
-  private static final MethodHandle RMDIR = bind("rmdir", FunctionDescriptor.of(INT, ADDR));
-  private static final MethodHandle ACCESS = bind("access", FunctionDescriptor.of(INT, ADDR, INT));
-  private static final MethodHandle GRANTPT = bind("grantpt", FunctionDescriptor.of(INT, INT));
-  private static final MethodHandle UNLOCKPT = bind("unlockpt", FunctionDescriptor.of(INT, INT));
-  private static final MethodHandle POLL =
-      bind("poll", FunctionDescriptor.of(INT, ADDR, LONG, INT));
-  private static final MethodHandle UNSHARE = bind("unshare", FunctionDescriptor.of(INT, INT));
-  private static final MethodHandle MOUNT =
-      bind("mount", FunctionDescriptor.of(INT, ADDR, ADDR, ADDR, LONG, ADDR));
-  private static final MethodHandle SOCKET =
-      bind("socket", FunctionDescriptor.of(INT, INT, INT, INT));
-  private static final MethodHandle IOCTL_PTR =
-      bindVariadic("ioctl", FunctionDescriptor.of(INT, INT, LONG, ADDR), 2);
-  private static final MethodHandle SYSCALL_INT_PTR_INT_PTR_LONG =
-      bindVariadic("syscall", FunctionDescriptor.of(LONG, LONG, INT, ADDR, INT, ADDR, LONG), 1);
-  private static final MethodHandle SYSCALL_PTR_PTR =
-      bindVariadic("syscall", FunctionDescriptor.of(LONG, LONG, ADDR, ADDR), 1);
-  private static final MethodHandle SYSCALL_INT_PTR =
-      bindVariadic("syscall", FunctionDescriptor.of(LONG, LONG, INT, ADDR), 1);
-  private static final MethodHandle LCHOWN =
-      bind("lchown", FunctionDescriptor.of(INT, ADDR, INT, INT));
-  private static final MethodHandle SYSCALL_INT_PTR_PTR_LONG =
-      bindVariadic("syscall", FunctionDescriptor.of(LONG, LONG, INT, ADDR, ADDR, LONG), 1);
-  private static final MethodHandle OPENAT =
-      bindVariadic("openat", FunctionDescriptor.of(INT, INT, ADDR, INT, INT), 3);
-  private static final MethodHandle FSTATAT =
-      bind("fstatat", FunctionDescriptor.of(INT, INT, ADDR, ADDR, INT));
-  private static final MethodHandle FACCESSAT =
-      bind("faccessat", FunctionDescriptor.of(INT, INT, ADDR, INT, INT));
-  private static final MethodHandle GETTID =
-      LINKER.downcallHandle(
-          LINKER.defaultLookup().find("gettid").orElseThrow(), FunctionDescriptor.of(INT));
-  private static final MethodHandle STRERROR =
-      LINKER.downcallHandle(
-          LINKER.defaultLookup().find("strerror").orElseThrow(), FunctionDescriptor.of(ADDR, INT));
+  /** The downcall handle of {@code read(2)} (errno captured), for callers that keep it constant. */
+  public static MethodHandle readHandle() {
+    return Read.HANDLE;
+  }
+
+  /** The downcall handle of {@code close(2)} (errno captured). */
+  public static MethodHandle closeHandle() {
+    return Close.HANDLE;
+  }
+
+  /** The downcall handle of {@code open(2)} with a mode (errno captured). */
+  public static MethodHandle openHandle() {
+    return Open.HANDLE;
+  }
+
+  // One holder class per downcall handle: a handle is made on first use (making all of them at
+  // class initialisation cost about 0.2 s of every command's start-up), and is still a constant
+  // to the JIT.
+  private static final class Read {
+    static final MethodHandle HANDLE = bind("read", FunctionDescriptor.of(LONG, INT, ADDR, LONG));
+  }
+
+  private static final class Write {
+    static final MethodHandle HANDLE = bind("write", FunctionDescriptor.of(LONG, INT, ADDR, LONG));
+  }
+
+  private static final class Close {
+    static final MethodHandle HANDLE = bind("close", FunctionDescriptor.of(INT, INT));
+  }
+
+  private static final class Pread {
+    static final MethodHandle HANDLE =
+        bind("pread", FunctionDescriptor.of(LONG, INT, ADDR, LONG, LONG));
+  }
+
+  private static final class Pwrite {
+    static final MethodHandle HANDLE =
+        bind("pwrite", FunctionDescriptor.of(LONG, INT, ADDR, LONG, LONG));
+  }
+
+  private static final class Pipe2 {
+    static final MethodHandle HANDLE = bind("pipe2", FunctionDescriptor.of(INT, ADDR, INT));
+  }
+
+  private static final class FcntlInt {
+    static final MethodHandle HANDLE =
+        bindVariadic("fcntl", FunctionDescriptor.of(INT, INT, INT, INT), 2);
+  }
+
+  private static final class Kill {
+    static final MethodHandle HANDLE = bind("kill", FunctionDescriptor.of(INT, INT, INT));
+  }
+
+  private static final class EpollCreate1 {
+    static final MethodHandle HANDLE = bind("epoll_create1", FunctionDescriptor.of(INT, INT));
+  }
+
+  private static final class EpollCtl {
+    static final MethodHandle HANDLE =
+        bind("epoll_ctl", FunctionDescriptor.of(INT, INT, INT, INT, ADDR));
+  }
+
+  private static final class EpollWait {
+    static final MethodHandle HANDLE =
+        bind("epoll_wait", FunctionDescriptor.of(INT, INT, ADDR, INT, INT));
+  }
+
+  private static final class Eventfd {
+    static final MethodHandle HANDLE = bind("eventfd", FunctionDescriptor.of(INT, INT, INT));
+  }
+
+  private static final class Waitid {
+    static final MethodHandle HANDLE =
+        bind("waitid", FunctionDescriptor.of(INT, INT, INT, ADDR, INT));
+  }
+
+  private static final class Syscall3 {
+    static final MethodHandle HANDLE =
+        bindVariadic("syscall", FunctionDescriptor.of(LONG, LONG, INT, INT, INT), 1);
+  }
+
+  private static final class Syscall4 {
+    static final MethodHandle HANDLE =
+        bindVariadic("syscall", FunctionDescriptor.of(LONG, LONG, INT, INT, ADDR, INT), 1);
+  }
+
+  private static final class SyscallPtrLongInt {
+    static final MethodHandle HANDLE =
+        bindVariadic("syscall", FunctionDescriptor.of(LONG, LONG, ADDR, LONG, INT), 1);
+  }
+
+  private static final class SyscallIntPtrLong {
+    static final MethodHandle HANDLE =
+        bindVariadic("syscall", FunctionDescriptor.of(LONG, LONG, INT, ADDR, LONG), 1);
+  }
+
+  private static final class SyscallIntIntPtr {
+    static final MethodHandle HANDLE =
+        bindVariadic("syscall", FunctionDescriptor.of(LONG, LONG, INT, INT, ADDR), 1);
+  }
+
+  private static final class Prctl {
+    static final MethodHandle HANDLE =
+        bindVariadic("prctl", FunctionDescriptor.of(INT, INT, LONG, LONG, LONG, LONG), 1);
+  }
+
+  private static final class Open {
+    static final MethodHandle HANDLE =
+        bindVariadic("open", FunctionDescriptor.of(INT, ADDR, INT, INT), 2);
+  }
+
+  private static final class Mkdir {
+    static final MethodHandle HANDLE = bind("mkdir", FunctionDescriptor.of(INT, ADDR, INT));
+  }
+
+  private static final class Rmdir {
+    static final MethodHandle HANDLE = bind("rmdir", FunctionDescriptor.of(INT, ADDR));
+  }
+
+  private static final class Access {
+    static final MethodHandle HANDLE = bind("access", FunctionDescriptor.of(INT, ADDR, INT));
+  }
+
+  private static final class Grantpt {
+    static final MethodHandle HANDLE = bind("grantpt", FunctionDescriptor.of(INT, INT));
+  }
+
+  private static final class Unlockpt {
+    static final MethodHandle HANDLE = bind("unlockpt", FunctionDescriptor.of(INT, INT));
+  }
+
+  private static final class Poll {
+    static final MethodHandle HANDLE = bind("poll", FunctionDescriptor.of(INT, ADDR, LONG, INT));
+  }
+
+  private static final class Unshare {
+    static final MethodHandle HANDLE = bind("unshare", FunctionDescriptor.of(INT, INT));
+  }
+
+  private static final class Mount {
+    static final MethodHandle HANDLE =
+        bind("mount", FunctionDescriptor.of(INT, ADDR, ADDR, ADDR, LONG, ADDR));
+  }
+
+  private static final class Socket {
+    static final MethodHandle HANDLE = bind("socket", FunctionDescriptor.of(INT, INT, INT, INT));
+  }
+
+  private static final class IoctlPtr {
+    static final MethodHandle HANDLE =
+        bindVariadic("ioctl", FunctionDescriptor.of(INT, INT, LONG, ADDR), 2);
+  }
+
+  private static final class SyscallIntPtrIntPtrLong {
+    static final MethodHandle HANDLE =
+        bindVariadic("syscall", FunctionDescriptor.of(LONG, LONG, INT, ADDR, INT, ADDR, LONG), 1);
+  }
+
+  private static final class SyscallPtrPtr {
+    static final MethodHandle HANDLE =
+        bindVariadic("syscall", FunctionDescriptor.of(LONG, LONG, ADDR, ADDR), 1);
+  }
+
+  private static final class SyscallIntPtr {
+    static final MethodHandle HANDLE =
+        bindVariadic("syscall", FunctionDescriptor.of(LONG, LONG, INT, ADDR), 1);
+  }
+
+  private static final class Lchown {
+    static final MethodHandle HANDLE = bind("lchown", FunctionDescriptor.of(INT, ADDR, INT, INT));
+  }
+
+  private static final class SyscallIntPtrPtrLong {
+    static final MethodHandle HANDLE =
+        bindVariadic("syscall", FunctionDescriptor.of(LONG, LONG, INT, ADDR, ADDR, LONG), 1);
+  }
+
+  private static final class Openat {
+    static final MethodHandle HANDLE =
+        bindVariadic("openat", FunctionDescriptor.of(INT, INT, ADDR, INT, INT), 3);
+  }
+
+  private static final class Fstatat {
+    static final MethodHandle HANDLE =
+        bind("fstatat", FunctionDescriptor.of(INT, INT, ADDR, ADDR, INT));
+  }
+
+  private static final class Faccessat {
+    static final MethodHandle HANDLE =
+        bind("faccessat", FunctionDescriptor.of(INT, INT, ADDR, INT, INT));
+  }
+
+  private static final class Gettid {
+    static final MethodHandle HANDLE =
+        LINKER.downcallHandle(
+            LINKER.defaultLookup().find("gettid").orElseThrow(), FunctionDescriptor.of(INT));
+  }
+
+  private static final class Strerror {
+    static final MethodHandle HANDLE =
+        LINKER.downcallHandle(
+            LINKER.defaultLookup().find("strerror").orElseThrow(),
+            FunctionDescriptor.of(ADDR, INT));
+  }
 
   public static MethodHandle bind(String name, FunctionDescriptor fd) {
     return LINKER.downcallHandle(LINKER.defaultLookup().find(name).orElseThrow(), fd, ERRNO_OPTION);
@@ -138,7 +270,7 @@ public final class Syscalls {
   public static long read(int fd, MemorySegment buf, long len) {
     MemorySegment st = STATE.get();
     try {
-      long r = (long) READ.invokeExact(st, fd, buf, len);
+      long r = (long) Read.HANDLE.invokeExact(st, fd, buf, len);
       return r < 0 ? -errno(st) : r;
     } catch (Throwable t) {
       throw rethrow(t);
@@ -149,7 +281,7 @@ public final class Syscalls {
   public static long write(int fd, MemorySegment buf, long len) {
     MemorySegment st = STATE.get();
     try {
-      long r = (long) WRITE.invokeExact(st, fd, buf, len);
+      long r = (long) Write.HANDLE.invokeExact(st, fd, buf, len);
       return r < 0 ? -errno(st) : r;
     } catch (Throwable t) {
       throw rethrow(t);
@@ -160,7 +292,7 @@ public final class Syscalls {
   public static long pread(int fd, MemorySegment buf, long len, long offset) {
     MemorySegment st = STATE.get();
     try {
-      long r = (long) PREAD.invokeExact(st, fd, buf, len, offset);
+      long r = (long) Pread.HANDLE.invokeExact(st, fd, buf, len, offset);
       return r < 0 ? -errno(st) : r;
     } catch (Throwable t) {
       throw rethrow(t);
@@ -171,7 +303,7 @@ public final class Syscalls {
   public static long pwrite(int fd, MemorySegment buf, long len, long offset) {
     MemorySegment st = STATE.get();
     try {
-      long r = (long) PWRITE.invokeExact(st, fd, buf, len, offset);
+      long r = (long) Pwrite.HANDLE.invokeExact(st, fd, buf, len, offset);
       return r < 0 ? -errno(st) : r;
     } catch (Throwable t) {
       throw rethrow(t);
@@ -182,7 +314,7 @@ public final class Syscalls {
   public static int close(int fd) {
     MemorySegment st = STATE.get();
     try {
-      int r = (int) CLOSE.invokeExact(st, fd);
+      int r = (int) Close.HANDLE.invokeExact(st, fd);
       return r < 0 ? -errno(st) : r;
     } catch (Throwable t) {
       throw rethrow(t);
@@ -199,7 +331,7 @@ public final class Syscalls {
     MemorySegment st = STATE.get();
     try (Arena a = Arena.ofConfined()) {
       MemorySegment fds = a.allocate(INT, 2);
-      int r = (int) PIPE2.invokeExact(st, fds, flags);
+      int r = (int) Pipe2.HANDLE.invokeExact(st, fds, flags);
       if (r < 0) {
         throw new ErrnoException("pipe2", errno(st));
       }
@@ -213,7 +345,7 @@ public final class Syscalls {
   public static int fcntl(int fd, int cmd, int arg) {
     MemorySegment st = STATE.get();
     try {
-      int r = (int) FCNTL_INT.invokeExact(st, fd, cmd, arg);
+      int r = (int) FcntlInt.HANDLE.invokeExact(st, fd, cmd, arg);
       return r < 0 ? -errno(st) : r;
     } catch (Throwable t) {
       throw rethrow(t);
@@ -235,7 +367,7 @@ public final class Syscalls {
   public static int kill(int pid, int signal) {
     MemorySegment st = STATE.get();
     try {
-      int r = (int) KILL.invokeExact(st, pid, signal);
+      int r = (int) Kill.HANDLE.invokeExact(st, pid, signal);
       return r < 0 ? -errno(st) : r;
     } catch (Throwable t) {
       throw rethrow(t);
@@ -246,7 +378,7 @@ public final class Syscalls {
   public static int epollCreate1(int flags) {
     MemorySegment st = STATE.get();
     try {
-      int r = (int) EPOLL_CREATE1.invokeExact(st, flags);
+      int r = (int) EpollCreate1.HANDLE.invokeExact(st, flags);
       return r < 0 ? -errno(st) : r;
     } catch (Throwable t) {
       throw rethrow(t);
@@ -257,7 +389,7 @@ public final class Syscalls {
   public static int epollCtl(int epfd, int op, int fd, MemorySegment event) {
     MemorySegment st = STATE.get();
     try {
-      int r = (int) EPOLL_CTL.invokeExact(st, epfd, op, fd, event);
+      int r = (int) EpollCtl.HANDLE.invokeExact(st, epfd, op, fd, event);
       return r < 0 ? -errno(st) : r;
     } catch (Throwable t) {
       throw rethrow(t);
@@ -268,7 +400,7 @@ public final class Syscalls {
   public static int epollWait(int epfd, MemorySegment events, int max, int timeoutMillis) {
     MemorySegment st = STATE.get();
     try {
-      int r = (int) EPOLL_WAIT.invokeExact(st, epfd, events, max, timeoutMillis);
+      int r = (int) EpollWait.HANDLE.invokeExact(st, epfd, events, max, timeoutMillis);
       return r < 0 ? -errno(st) : r;
     } catch (Throwable t) {
       throw rethrow(t);
@@ -279,7 +411,7 @@ public final class Syscalls {
   public static int eventfd(int initval, int flags) {
     MemorySegment st = STATE.get();
     try {
-      int r = (int) EVENTFD.invokeExact(st, initval, flags);
+      int r = (int) Eventfd.HANDLE.invokeExact(st, initval, flags);
       return r < 0 ? -errno(st) : r;
     } catch (Throwable t) {
       throw rethrow(t);
@@ -290,7 +422,7 @@ public final class Syscalls {
   public static int waitid(int idtype, int id, MemorySegment siginfo, int options) {
     MemorySegment st = STATE.get();
     try {
-      int r = (int) WAITID.invokeExact(st, idtype, id, siginfo, options);
+      int r = (int) Waitid.HANDLE.invokeExact(st, idtype, id, siginfo, options);
       return r < 0 ? -errno(st) : r;
     } catch (Throwable t) {
       throw rethrow(t);
@@ -301,7 +433,7 @@ public final class Syscalls {
   public static int pidfdOpen(int pid) {
     MemorySegment st = STATE.get();
     try {
-      long r = (long) SYSCALL_3.invokeExact(st, (long) LibC.SYS_pidfd_open(), pid, 0, 0);
+      long r = (long) Syscall3.HANDLE.invokeExact(st, (long) LibC.SYS_pidfd_open(), pid, 0, 0);
       return r < 0 ? -errno(st) : (int) r;
     } catch (Throwable t) {
       throw rethrow(t);
@@ -314,7 +446,7 @@ public final class Syscalls {
     try {
       long r =
           (long)
-              SYSCALL_4.invokeExact(
+              Syscall4.HANDLE.invokeExact(
                   st, (long) LibC.SYS_pidfd_send_signal(), pidfd, signal, MemorySegment.NULL, 0);
       return r < 0 ? -errno(st) : (int) r;
     } catch (Throwable t) {
@@ -330,7 +462,7 @@ public final class Syscalls {
     try {
       long r =
           (long)
-              SYSCALL_PTR_LONG_INT.invokeExact(
+              SyscallPtrLongInt.HANDLE.invokeExact(
                   st, (long) LibC.SYS_landlock_create_ruleset(), attr, size, flags);
       return r < 0 ? -errno(st) : (int) r;
     } catch (Throwable t) {
@@ -344,7 +476,7 @@ public final class Syscalls {
     try {
       long r =
           (long)
-              SYSCALL_4.invokeExact(
+              Syscall4.HANDLE.invokeExact(
                   st, (long) LibC.SYS_landlock_add_rule(), rulesetFd, ruleType, attr, 0);
       return r < 0 ? -errno(st) : (int) r;
     } catch (Throwable t) {
@@ -358,7 +490,8 @@ public final class Syscalls {
     try {
       long r =
           (long)
-              SYSCALL_3.invokeExact(st, (long) LibC.SYS_landlock_restrict_self(), rulesetFd, 0, 0);
+              Syscall3.HANDLE.invokeExact(
+                  st, (long) LibC.SYS_landlock_restrict_self(), rulesetFd, 0, 0);
       return r < 0 ? -errno(st) : (int) r;
     } catch (Throwable t) {
       throw rethrow(t);
@@ -371,7 +504,7 @@ public final class Syscalls {
     try {
       long r =
           (long)
-              SYSCALL_INT_INT_PTR.invokeExact(
+              SyscallIntIntPtr.HANDLE.invokeExact(
                   st, (long) LibC.SYS_seccomp(), operation, flags, args);
       return r < 0 ? -errno(st) : (int) r;
     } catch (Throwable t) {
@@ -383,7 +516,7 @@ public final class Syscalls {
   public static int prctl(int option, long arg2) {
     MemorySegment st = STATE.get();
     try {
-      int r = (int) PRCTL.invokeExact(st, option, arg2, 0L, 0L, 0L);
+      int r = (int) Prctl.HANDLE.invokeExact(st, option, arg2, 0L, 0L, 0L);
       return r < 0 ? -errno(st) : r;
     } catch (Throwable t) {
       throw rethrow(t);
@@ -401,7 +534,7 @@ public final class Syscalls {
   public static int unshare(int flags) {
     MemorySegment st = STATE.get();
     try {
-      int r = (int) UNSHARE.invokeExact(st, flags);
+      int r = (int) Unshare.HANDLE.invokeExact(st, flags);
       return r < 0 ? -errno(st) : r;
     } catch (Throwable t) {
       throw rethrow(t);
@@ -419,7 +552,8 @@ public final class Syscalls {
       MemorySegment fsType = type == null ? MemorySegment.NULL : a.allocateFrom(type);
       int r =
           (int)
-              MOUNT.invokeExact(st, src, a.allocateFrom(target), fsType, flags, MemorySegment.NULL);
+              Mount.HANDLE.invokeExact(
+                  st, src, a.allocateFrom(target), fsType, flags, MemorySegment.NULL);
       return r < 0 ? -errno(st) : r;
     } catch (Throwable t) {
       throw rethrow(t);
@@ -432,7 +566,7 @@ public final class Syscalls {
     try (Arena a = Arena.ofConfined()) {
       long r =
           (long)
-              SYSCALL_INT_PTR_INT_PTR_LONG.invokeExact(
+              SyscallIntPtrIntPtrLong.HANDLE.invokeExact(
                   st,
                   (long) SYS_MOUNT_SETATTR,
                   AT_FDCWD,
@@ -470,7 +604,7 @@ public final class Syscalls {
       how.set(LONG, 16, resolve);
       long r =
           (long)
-              SYSCALL_INT_PTR_PTR_LONG.invokeExact(
+              SyscallIntPtrPtrLong.HANDLE.invokeExact(
                   st, (long) SYS_OPENAT2, dirfd, path, how, OPEN_HOW_SIZE);
       return r < 0 ? -errno(st) : (int) r;
     } catch (Throwable t) {
@@ -484,7 +618,7 @@ public final class Syscalls {
   public static int openat(int dirfd, MemorySegment path, int flags) {
     MemorySegment st = STATE.get();
     try {
-      int r = (int) OPENAT.invokeExact(st, dirfd, path, flags, 0);
+      int r = (int) Openat.HANDLE.invokeExact(st, dirfd, path, flags, 0);
       return r < 0 ? -errno(st) : r;
     } catch (Throwable t) {
       throw rethrow(t);
@@ -508,7 +642,7 @@ public final class Syscalls {
     MemorySegment st = STATE.get();
     try (Arena a = Arena.ofConfined()) {
       MemorySegment buf = a.allocate(STAT_SIZE, 8);
-      int r = (int) FSTATAT.invokeExact(st, dirfd, path, buf, flags);
+      int r = (int) Fstatat.HANDLE.invokeExact(st, dirfd, path, buf, flags);
       return r < 0 ? -errno(st) : buf.get(INT, STAT_MODE);
     } catch (Throwable t) {
       throw rethrow(t);
@@ -519,7 +653,7 @@ public final class Syscalls {
   public static int faccessat(int dirfd, MemorySegment path, int mode) {
     MemorySegment st = STATE.get();
     try {
-      int r = (int) FACCESSAT.invokeExact(st, dirfd, path, mode, 0);
+      int r = (int) Faccessat.HANDLE.invokeExact(st, dirfd, path, mode, 0);
       return r < 0 ? -errno(st) : r;
     } catch (Throwable t) {
       throw rethrow(t);
@@ -530,7 +664,7 @@ public final class Syscalls {
   public static int socket(int domain, int type, int protocol) {
     MemorySegment st = STATE.get();
     try {
-      int r = (int) SOCKET.invokeExact(st, domain, type, protocol);
+      int r = (int) Socket.HANDLE.invokeExact(st, domain, type, protocol);
       return r < 0 ? -errno(st) : r;
     } catch (Throwable t) {
       throw rethrow(t);
@@ -541,7 +675,7 @@ public final class Syscalls {
   public static int ioctl(int fd, long request, MemorySegment arg) {
     MemorySegment st = STATE.get();
     try {
-      int r = (int) IOCTL_PTR.invokeExact(st, fd, request, arg);
+      int r = (int) IoctlPtr.HANDLE.invokeExact(st, fd, request, arg);
       return r < 0 ? -errno(st) : r;
     } catch (Throwable t) {
       throw rethrow(t);
@@ -552,7 +686,7 @@ public final class Syscalls {
   public static int mkdir(MemorySegment path, int mode) {
     MemorySegment st = STATE.get();
     try {
-      int r = (int) MKDIR.invokeExact(st, path, mode);
+      int r = (int) Mkdir.HANDLE.invokeExact(st, path, mode);
       return r < 0 ? -errno(st) : r;
     } catch (Throwable t) {
       throw rethrow(t);
@@ -563,7 +697,7 @@ public final class Syscalls {
   public static int rmdir(MemorySegment path) {
     MemorySegment st = STATE.get();
     try {
-      int r = (int) RMDIR.invokeExact(st, path);
+      int r = (int) Rmdir.HANDLE.invokeExact(st, path);
       return r < 0 ? -errno(st) : r;
     } catch (Throwable t) {
       throw rethrow(t);
@@ -574,7 +708,7 @@ public final class Syscalls {
   public static int access(MemorySegment path, int mode) {
     MemorySegment st = STATE.get();
     try {
-      int r = (int) ACCESS.invokeExact(st, path, mode);
+      int r = (int) Access.HANDLE.invokeExact(st, path, mode);
       return r < 0 ? -errno(st) : r;
     } catch (Throwable t) {
       throw rethrow(t);
@@ -589,7 +723,8 @@ public final class Syscalls {
     try {
       long r =
           (long)
-              SYSCALL_INT_PTR_LONG.invokeExact(st, (long) SYS_GETDENTS64, fd, buf, buf.byteSize());
+              SyscallIntPtrLong.HANDLE.invokeExact(
+                  st, (long) SYS_GETDENTS64, fd, buf, buf.byteSize());
       return r < 0 ? -errno(st) : r;
     } catch (Throwable t) {
       throw rethrow(t);
@@ -600,7 +735,7 @@ public final class Syscalls {
   public static int open(MemorySegment path, int flags) {
     MemorySegment st = STATE.get();
     try {
-      int r = (int) OPEN.invokeExact(st, path, flags, 0);
+      int r = (int) Open.HANDLE.invokeExact(st, path, flags, 0);
       return r < 0 ? -errno(st) : r;
     } catch (Throwable t) {
       throw rethrow(t);
@@ -611,7 +746,7 @@ public final class Syscalls {
   public static int grantpt(int fd) {
     MemorySegment st = STATE.get();
     try {
-      int r = (int) GRANTPT.invokeExact(st, fd);
+      int r = (int) Grantpt.HANDLE.invokeExact(st, fd);
       return r < 0 ? -errno(st) : r;
     } catch (Throwable t) {
       throw rethrow(t);
@@ -622,7 +757,7 @@ public final class Syscalls {
   public static int unlockpt(int fd) {
     MemorySegment st = STATE.get();
     try {
-      int r = (int) UNLOCKPT.invokeExact(st, fd);
+      int r = (int) Unlockpt.HANDLE.invokeExact(st, fd);
       return r < 0 ? -errno(st) : r;
     } catch (Throwable t) {
       throw rethrow(t);
@@ -633,7 +768,7 @@ public final class Syscalls {
   public static int poll(MemorySegment fds, long nfds, int timeoutMillis) {
     MemorySegment st = STATE.get();
     try {
-      int r = (int) POLL.invokeExact(st, fds, nfds, timeoutMillis);
+      int r = (int) Poll.HANDLE.invokeExact(st, fds, nfds, timeoutMillis);
       return r < 0 ? -errno(st) : r;
     } catch (Throwable t) {
       throw rethrow(t);
@@ -654,7 +789,7 @@ public final class Syscalls {
   public static int capset(MemorySegment header, MemorySegment data) {
     MemorySegment st = STATE.get();
     try {
-      long r = (long) SYSCALL_PTR_PTR.invokeExact(st, (long) SYS_CAPSET, header, data);
+      long r = (long) SyscallPtrPtr.HANDLE.invokeExact(st, (long) SYS_CAPSET, header, data);
       return r < 0 ? -errno(st) : (int) r;
     } catch (Throwable t) {
       throw rethrow(t);
@@ -674,7 +809,7 @@ public final class Syscalls {
   private static int setres(int nr, int id) {
     MemorySegment st = STATE.get();
     try {
-      long r = (long) SYSCALL_3.invokeExact(st, (long) nr, id, id, id);
+      long r = (long) Syscall3.HANDLE.invokeExact(st, (long) nr, id, id, id);
       return r < 0 ? -errno(st) : (int) r;
     } catch (Throwable t) {
       throw rethrow(t);
@@ -688,7 +823,7 @@ public final class Syscalls {
     MemorySegment st = STATE.get();
     try (Arena a = Arena.ofConfined()) {
       MemorySegment list = gids.length == 0 ? MemorySegment.NULL : a.allocateFrom(INT, gids);
-      long r = (long) SYSCALL_INT_PTR.invokeExact(st, (long) SYS_SETGROUPS, gids.length, list);
+      long r = (long) SyscallIntPtr.HANDLE.invokeExact(st, (long) SYS_SETGROUPS, gids.length, list);
       return r < 0 ? -errno(st) : (int) r;
     } catch (Throwable t) {
       throw rethrow(t);
@@ -699,7 +834,7 @@ public final class Syscalls {
   public static int lchown(String path, int uid, int gid) {
     MemorySegment st = STATE.get();
     try (Arena a = Arena.ofConfined()) {
-      int r = (int) LCHOWN.invokeExact(st, a.allocateFrom(path), uid, gid);
+      int r = (int) Lchown.HANDLE.invokeExact(st, a.allocateFrom(path), uid, gid);
       return r < 0 ? -errno(st) : r;
     } catch (Throwable t) {
       throw rethrow(t);
@@ -709,7 +844,7 @@ public final class Syscalls {
   /** gettid(2): the calling thread's kernel id. */
   public static int gettid() {
     try {
-      return (int) GETTID.invokeExact();
+      return (int) Gettid.HANDLE.invokeExact();
     } catch (Throwable t) {
       throw rethrow(t);
     }
@@ -718,7 +853,7 @@ public final class Syscalls {
   /** strerror(3) of {@code errno}. */
   public static String strerror(int errno) {
     try {
-      MemorySegment s = (MemorySegment) STRERROR.invokeExact(errno);
+      MemorySegment s = (MemorySegment) Strerror.HANDLE.invokeExact(errno);
       return s.reinterpret(1024).getString(0);
     } catch (Throwable t) {
       throw rethrow(t);
