@@ -8,11 +8,13 @@ import java.io.OutputStreamWriter;
 import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Set;
 import picocli.CommandLine;
 
 /**
  * The {@code confine} command: {@code confine exec [OPTIONS] [--] CMD [ARGS...]}, {@code confine
- * shell [OPTIONS] [--] [CMD [ARGS...]]} and {@code confine doctor}.
+ * shell [OPTIONS] [--] [CMD [ARGS...]]}, {@code confine doctor} and {@code confine completion}.
  */
 public final class Main {
   /**
@@ -45,6 +47,9 @@ public final class Main {
         }
       };
 
+  /** The subcommands built alone when named first; any other first word builds them all. */
+  private static final Set<String> SUBCOMMANDS = Set.of("exec", "shell", "doctor");
+
   private Main() {}
 
   /**
@@ -66,9 +71,22 @@ public final class Main {
   static int run(
       String[] args, InputStream in, PrintStream out, PrintStream err, RunnerFactory factory) {
     CommandLine cli = new CommandLine(new ConfineCommand());
-    cli.addSubcommand(new CommandLine(new ExecCommand(in, out, err, factory)));
-    cli.addSubcommand(new CommandLine(new ShellCommand(in, out, err, factory)));
-    cli.addSubcommand(new CommandLine(new DoctorCommand(out, factory)));
+    // Only the subcommand named is built when one is (picocli reads each one's annotations
+    // reflectively, a cost every run pays at start-up); all of them for help, suggestions and
+    // errors.
+    String named = args.length > 0 ? args[0] : "";
+    if (named.equals("exec") || !SUBCOMMANDS.contains(named)) {
+      cli.addSubcommand(new CommandLine(new ExecCommand(in, out, err, factory)));
+    }
+    if (named.equals("shell") || !SUBCOMMANDS.contains(named)) {
+      cli.addSubcommand(new CommandLine(new ShellCommand(in, out, err, factory)));
+    }
+    if (named.equals("doctor") || !SUBCOMMANDS.contains(named)) {
+      cli.addSubcommand(new CommandLine(new DoctorCommand(out, factory)));
+    }
+    if (!SUBCOMMANDS.contains(named)) {
+      cli.addSubcommand(new CommandLine(new CompletionCommand(out)));
+    }
     // Settings after addSubcommand, since picocli copies them to the subcommands present now.
     PrintWriter outWriter = utf8(out);
     PrintWriter errWriter = utf8(err);
@@ -84,8 +102,12 @@ public final class Main {
           return ExitStatus.CONFINE_FAILED;
         });
     // Like env and timeout: the first non-option starts CMD, so "confine exec ls -la" works too.
-    cli.getSubcommands().get("exec").setStopAtPositional(true);
-    cli.getSubcommands().get("shell").setStopAtPositional(true);
+    for (String name : List.of("exec", "shell")) {
+      CommandLine sub = cli.getSubcommands().get(name);
+      if (sub != null) {
+        sub.setStopAtPositional(true);
+      }
+    }
     try {
       return cli.execute(args);
     } finally {
