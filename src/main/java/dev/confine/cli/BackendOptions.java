@@ -1,13 +1,15 @@
 package dev.confine.cli;
 
 import dev.confine.CapsMechanism;
-import dev.confine.SandboxException;
 import dev.confine.confined.ConfinedRunner;
 import dev.confine.linux.sys.Users;
 import java.util.Locale;
 import java.util.Optional;
 import picocli.CommandLine.ITypeConverter;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.TypeConversionException;
 
 /**
  * The options that choose the backend and how it enforces caps and confinement, shared by {@code
@@ -74,9 +76,9 @@ final class BackendOptions {
    * Rejects the confinement options without {@code --confined}, and the contradiction of {@code
    * --rootless} with {@code --read-only-host}.
    *
-   * @throws SandboxException VALIDATION naming the option
+   * @throws ParameterException (a usage error of {@code spec}) naming the option
    */
-  void validate() {
+  void validate(CommandSpec spec) {
     String needsConfined =
         confined
             ? null
@@ -86,8 +88,12 @@ final class BackendOptions {
                     ? "--rootless"
                     : readOnlyHost ? "--read-only-host" : user != null ? "--user" : null;
     if (needsConfined != null) {
-      throw new SandboxException(
-          SandboxException.Kind.VALIDATION, "confine: " + needsConfined + " needs --confined");
+      throw new ParameterException(spec.commandLine(), needsConfined + " needs --confined");
+    }
+    if (rootless && readOnlyHost) {
+      throw new ParameterException(
+          spec.commandLine(),
+          "--read-only-host needs a private mount namespace, which --rootless rules out");
     }
   }
 
@@ -114,18 +120,18 @@ final class BackendOptions {
       String u = colon < 0 ? value : value.substring(0, colon);
       String g = colon < 0 ? null : value.substring(colon + 1);
       if (u.isEmpty() || (g != null && g.isEmpty())) {
-        throw new IllegalArgumentException(
+        throw new TypeConversionException(
             "--user " + JsonString.quote(value) + " is not of the form USER or USER:GROUP");
       }
       Optional<Users.Ids> account = isNumber(u) ? Users.user(parse(u)) : Users.user(u);
       if (account.isEmpty() && !isNumber(u)) {
-        throw new IllegalArgumentException("no user named " + JsonString.quote(u));
+        throw new TypeConversionException("no user named " + JsonString.quote(u));
       }
       int uid = isNumber(u) ? parse(u) : account.get().uid();
       int gid;
       if (g == null) {
         if (account.isEmpty()) {
-          throw new IllegalArgumentException(
+          throw new TypeConversionException(
               "uid " + u + " has no account to take a group from; give one: --user " + u + ":GID");
         }
         gid = account.get().gid();
@@ -135,7 +141,7 @@ final class BackendOptions {
         gid =
             Users.group(g)
                 .orElseThrow(
-                    () -> new IllegalArgumentException("no group named " + JsonString.quote(g)));
+                    () -> new TypeConversionException("no group named " + JsonString.quote(g)));
       }
       return new Users.Ids(uid, gid);
     }
@@ -148,7 +154,7 @@ final class BackendOptions {
       try {
         return Integer.parseInt(s);
       } catch (NumberFormatException e) {
-        throw new IllegalArgumentException(s + " is not an id (0 to " + Integer.MAX_VALUE + ")");
+        throw new TypeConversionException(s + " is not an id (0 to " + Integer.MAX_VALUE + ")");
       }
     }
   }
@@ -164,7 +170,7 @@ final class BackendOptions {
         case "sampler" -> CapsMechanism.PROC_SAMPLER;
         case "none" -> CapsMechanism.NONE;
         default ->
-            throw new IllegalArgumentException(
+            throw new TypeConversionException(
                 "unknown caps mechanism \""
                     + value
                     + "\" (use auto, cgroup-v1, cgroup-v2, sampler or none)");

@@ -14,7 +14,8 @@ import picocli.CommandLine.Spec;
     mixinStandardHelpOptions = true,
     versionProvider = Version.class,
     description = "Runs commands under an enforced policy.",
-    synopsisSubcommandLabel = "COMMAND")
+    synopsisSubcommandLabel = "COMMAND",
+    footer = {"", ExitStatus.HELP})
 final class ConfineCommand implements Callable<Integer> {
   @Spec private CommandSpec spec;
 

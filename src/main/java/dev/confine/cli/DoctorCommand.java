@@ -3,6 +3,7 @@ package dev.confine.cli;
 import dev.confine.Capability;
 import dev.confine.SandboxException;
 import java.io.PrintStream;
+import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
@@ -12,7 +13,6 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 /**
@@ -47,12 +47,17 @@ final class DoctorCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
+    backend.validate(spec);
     List<Capability> rows;
     try {
       String here = Path.of("").toAbsolutePath().toString();
       rows = Capability.rowsOf(factory.create(here, 0, backend));
     } catch (SandboxException e) {
-      throw new ParameterException(spec.commandLine(), e.detail().replaceFirst("^confine: ", ""));
+      // A runner these options cannot make (a cgroup parent that cannot apply, ...): refused.
+      PrintWriter err = spec.commandLine().getErr();
+      err.println("confine: " + e.getMessage());
+      err.flush();
+      return ExitStatus.CONFINE_FAILED;
     }
     String text = json ? json(rows) : table(rows);
     out.write(

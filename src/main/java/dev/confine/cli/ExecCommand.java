@@ -35,18 +35,7 @@ import picocli.CommandLine.Spec;
       "Options end at CMD (or at '--'): everything from CMD on is passed to it verbatim,"
           + " without a shell.",
     },
-    footer = {
-      "",
-      "Exit status (without --json):",
-      "  N        CMD exited with status N",
-      "  128+N    CMD was killed by signal N",
-      "  124      the timeout expired",
-      "  125      Confine failed or refused to run CMD",
-      "  126      CMD cannot be run",
-      "  127      CMD was not found",
-      "  2        the command line is wrong",
-      "With --json the status is 0 whenever the JSON was printed, 2 on a usage error.",
-    })
+    footer = {"", ExitStatus.HELP})
 final class ExecCommand implements Callable<Integer> {
   private final InputStream in;
   private final PrintStream out;
@@ -104,6 +93,7 @@ final class ExecCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     // Everything the user typed is checked before anything runs, so a typo is a usage error.
+    backend.validate(spec);
     String rootDir = policy.rootDir(spec);
     InputStream stdin = stdin();
     ExecOptions options = policy.options(spec, stdin);

@@ -1,6 +1,7 @@
 package dev.confine.cli;
 
 import dev.confine.ExecResult;
+import dev.confine.PathTraversalException;
 import dev.confine.SandboxException;
 
 /**
@@ -13,8 +14,9 @@ import dev.confine.SandboxException;
  *   <tr><td>the child's</td><td>the child exited</td></tr>
  *   <tr><td>128+N</td><td>signal N ended the child</td></tr>
  *   <tr><td>124</td><td>the timeout expired (TIMEOUT)</td></tr>
- *   <tr><td>125</td><td>Confine failed or refused: any other kind</td></tr>
- *   <tr><td>126</td><td>the command cannot be run (FORBIDDEN)</td></tr>
+ *   <tr><td>125</td><td>Confine failed or refused: a work dir outside the root, a policy this host
+ *       cannot enforce, any other kind</td></tr>
+ *   <tr><td>126</td><td>the command cannot be run (FORBIDDEN, but for the work dir)</td></tr>
  *   <tr><td>127</td><td>the command was not found (NOT_FOUND)</td></tr>
  *   <tr><td>2</td><td>usage error (see {@link UsageErrorHandler})</td></tr>
  * </table>
@@ -37,10 +39,29 @@ final class ExitStatus {
   /** The command was not found, as shells and {@code env} report it. */
   static final int NOT_FOUND = 127;
 
+  /**
+   * The exit statuses as the help of {@code confine}, {@code exec} and {@code shell} shows them.
+   */
+  static final String HELP =
+      "Exit status (exec and shell, without --json):%n"
+          + "  N        CMD exited with status N%n"
+          + "  128+N    CMD was killed by signal N%n"
+          + "  124      the timeout expired%n"
+          + "  125      Confine failed or refused to run CMD (a work dir outside the root, a"
+          + " policy this host cannot enforce, an unusable --cgroup-parent, ...)%n"
+          + "  126      CMD cannot be run (not executable)%n"
+          + "  127      CMD was not found%n"
+          + "  2        the command line is wrong (one line on stderr says what)%n"
+          + "With --json the status is 0 whenever the JSON was printed, 2 on a usage error;"
+          + " doctor exits 0, or 125 when it cannot make the runner the options describe.";
+
   private ExitStatus() {}
 
   /** The status for {@code outcome}. */
   static int of(Outcome outcome) {
+    if (outcome.error() instanceof PathTraversalException) {
+      return CONFINE_FAILED; // the work dir was refused: CMD itself might run fine
+    }
     if (outcome.error() != null) {
       return of(outcome.error().kind());
     }

@@ -30,7 +30,6 @@ public final class Main {
 
         @Override
         public Runner create(String root, long maxOutputBytes, BackendOptions backend) {
-          backend.validate();
           if (backend.confined) {
             ConfinedRunner.Builder c = backend.confinedBuilder(root);
             if (maxOutputBytes > 0) {

@@ -275,7 +275,7 @@ final class PolicyOptions {
         case "default" -> NetMode.DEFAULT;
         case "deny" -> NetMode.DENY_ALL;
         default ->
-            throw new IllegalArgumentException(
+            throw new TypeConversionException(
                 "unknown network mode \"" + value + "\" (use default or deny)");
       };
     }

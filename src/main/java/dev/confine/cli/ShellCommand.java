@@ -42,11 +42,7 @@ import picocli.CommandLine.Spec;
           + " describe, attached to this terminal, and exits with its status.",
       "Window size changes are passed on. Options end at CMD (or at '--').",
     },
-    footer = {
-      "",
-      "Exit status: as confine exec (CMD's status, 128+N for signal N, 124 timeout, 125 Confine"
-          + " failed or refused, 126 cannot run, 127 not found, 2 usage error).",
-    })
+    footer = {"", ExitStatus.HELP})
 final class ShellCommand implements Callable<Integer> {
   private static final int RESIZE_POLL_MILLIS = 100;
   private static final int IN_FD = 0;
@@ -74,6 +70,7 @@ final class ShellCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
+    backend.validate(spec);
     String rootDir = policy.rootDir(spec);
     ExecOptions options = policy.options(spec, null);
     List<String> argv = command == null || command.isEmpty() ? List.of(defaultShell()) : command;

@@ -7,9 +7,10 @@ import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.UnmatchedArgumentException;
 
 /**
- * Reports a wrong command line in the two-line form of GNU tools ({@code confine: <what is wrong>},
- * then where to find help) and exits with {@link ExitStatus#USAGE}. Picocli's default prints the
- * whole usage text, which buries the one line that matters; nothing here ever prints a stack trace.
+ * Reports a wrong command line in one line ({@code confine: <what is wrong> (try 'confine exec
+ * --help')}) and exits with {@link ExitStatus#USAGE}: one line is what a caller that logs stderr,
+ * or an agent that reads it, can quote whole. Picocli's default prints the whole usage text, which
+ * buries the one line that matters; nothing here ever prints a stack trace.
  */
 final class UsageErrorHandler implements IParameterExceptionHandler {
   /** Prints the error and the help hint of the command that failed to parse; returns 2. */
@@ -17,8 +18,8 @@ final class UsageErrorHandler implements IParameterExceptionHandler {
   public int handleParseException(ParameterException ex, String[] args) {
     CommandLine cmd = ex.getCommandLine();
     PrintWriter err = cmd.getErr();
-    err.println("confine: " + message(ex));
-    err.println("Try '" + cmd.getCommandSpec().qualifiedName() + " --help'.");
+    err.println(
+        "confine: " + message(ex) + " (try '" + cmd.getCommandSpec().qualifiedName() + " --help')");
     err.flush();
     return ExitStatus.USAGE;
   }

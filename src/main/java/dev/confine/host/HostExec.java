@@ -18,6 +18,7 @@ import dev.confine.linux.sys.Errno;
 import dev.confine.linux.sys.ErrnoException;
 import dev.confine.linux.tree.TreeGuard;
 import dev.confine.linux.tree.TreeUsage;
+import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -259,10 +260,29 @@ public final class HostExec {
 
   /** {@code 1.5s}, {@code 250ms}: readable in a message, unlike ISO-8601's PT0.25S. */
   public static String format(Duration d) {
-    long ms = d.toMillis();
-    if (ms % 1000 == 0) {
-      return ms / 1000 + "s";
+    long ns;
+    try {
+      ns = d.toNanos();
+    } catch (ArithmeticException e) {
+      return d.toSeconds() + "s";
     }
-    return ms >= 1000 ? ms / 1000.0 + "s" : ms + "ms";
+    if (ns < 1_000) {
+      return ns + "ns";
+    }
+    if (ns < 1_000_000) {
+      return exact(ns, 1_000) + "us";
+    }
+    if (ns < 1_000_000_000) {
+      return exact(ns, 1_000_000) + "ms";
+    }
+    return exact(ns, 1_000_000_000) + "s";
+  }
+
+  /** {@code ns / unit} with every digit it has and no trailing zeros: 1.5, 2, 0.000001. */
+  private static String exact(long ns, long unit) {
+    return BigDecimal.valueOf(ns)
+        .divide(BigDecimal.valueOf(unit))
+        .stripTrailingZeros()
+        .toPlainString();
   }
 }

@@ -17,6 +17,7 @@ import dev.confine.linux.tree.TreeGuard;
 import dev.confine.linux.tree.TreeLimits;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Locale;
 
 /**
  * How the runners that run host processes ({@code LocalRunner}, {@code ConfinedRunner}) enforce
@@ -50,8 +51,34 @@ public final class Caps {
   /**
    * The plan for {@code caps} on this host, with v2 trees beneath {@code cgroupParent} (a delegated
    * cgroup v2 directory) when it is not null. Probes the host once per choice.
+   *
+   * @throws SandboxException NOT_AVAILABLE when {@code cgroupParent} is given and the trees would
+   *     not be made beneath it (no usable cgroup v2 there, or another mechanism chosen): a parent
+   *     that is silently ignored would put the trees somewhere the caller did not ask for
    */
   public static Caps of(CapsMechanism caps, String cgroupParent) {
+    Caps plan = choose(caps, cgroupParent);
+    if (cgroupParent != null
+        && NativeAccess.availability().isAvailable()
+        && (plan.tracking.cgroups() == null || !plan.tracking.cgroups().isV2())) {
+      String why =
+          Cgroups.probe(Cgroups.Version.V2, path(cgroupParent))
+              .unavailabilityCause()
+              .orElse(
+                  "the trees are tracked "
+                      + (plan.tracking.cgroups() != null
+                          ? "with cgroup v1"
+                          : plan.tracking.sampler() ? "by the /proc sampler" : "not at all")
+                      + " (caps "
+                      + caps.name().toLowerCase(Locale.ROOT)
+                      + ")");
+      throw SandboxException.of(
+          Kind.NOT_AVAILABLE, "cgroup parent " + cgroupParent + " cannot be used: " + why);
+    }
+    return plan;
+  }
+
+  private static Caps choose(CapsMechanism caps, String cgroupParent) {
     Cgroups cgroups = null;
     String why = "caps disabled for this runner";
     boolean sampler = false;

@@ -233,7 +233,9 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
 
     /**
      * A delegated cgroup v2 directory to create per-exec cgroups in, instead of this process's own
-     * cgroup (which, holding the JVM, cannot delegate controllers on pure v2 hosts).
+     * cgroup (which, holding the JVM, cannot delegate controllers on pure v2 hosts). When it cannot
+     * be used (not a usable v2 cgroup, or the caps mechanism chosen is not cgroup v2), {@link
+     * #build()} refuses instead of putting the trees elsewhere.
      */
     public Builder cgroupParent(String cgroupParent) {
       this.cgroupParent = cgroupParent;
@@ -249,7 +251,8 @@ public final class LocalRunner implements Runner, EnforcementReporter, ProcessMa
     /**
      * The runner.
      *
-     * @throws SandboxException VALIDATION when the root is null or empty
+     * @throws SandboxException VALIDATION when the root is null or empty; NOT_AVAILABLE when a
+     *     {@link #cgroupParent} is given and the trees would not be made beneath it
      */
     public LocalRunner build() {
       if (rootDir == null || rootDir.isEmpty()) {

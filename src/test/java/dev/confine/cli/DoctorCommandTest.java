@@ -128,7 +128,8 @@ class DoctorCommandTest {
     assertThat(r.err()).contains("confine: --rootless needs --confined");
     Run both = run("doctor", "--confined", "--rootless", "--read-only-host");
     assertThat(both.status()).isEqualTo(2);
-    assertThat(both.err()).contains("confine: a read-only host needs a private mount namespace");
+    assertThat(both.err())
+        .contains("confine: --read-only-host needs a private mount namespace, which --rootless");
   }
 
   @Test
@@ -210,15 +211,15 @@ class DoctorCommandTest {
   }
 
   @Test
-  void aRunnerTheFactoryCannotMakeIsAUsageError() {
+  void aRunnerTheFactoryCannotMakeIsRefusedWith125() {
     Run r =
         run(
             (root, maxOutputBytes) -> {
               throw new SandboxException(Kind.NOT_AVAILABLE, "sandbox: no backend on this host");
             },
             "doctor");
-    assertThat(r.status()).isEqualTo(2);
-    assertThat(r.err()).contains("confine: no backend on this host");
+    assertThat(r.status()).isEqualTo(125);
+    assertThat(r.err()).isEqualTo("confine: sandbox: no backend on this host\n");
     assertThat(r.out()).isEmpty();
   }
 }

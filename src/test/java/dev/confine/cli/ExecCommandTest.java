@@ -559,11 +559,11 @@ class ExecCommandTest {
     assertThat(bad.status()).isEqualTo(2);
     assertThat(bad.err()).contains("unknown network mode \"maybe\"");
     Run write = run(Main.BACKEND, new byte[0], "exec", "--write", "/tmp", "--", "true");
-    assertThat(write.status()).isEqualTo(125);
+    assertThat(write.status()).isEqualTo(2);
     assertThat(write.err()).contains("--write needs --confined");
     for (String flag : List.of("--rootless", "--read-only-host")) {
       Run r = run(Main.BACKEND, new byte[0], "exec", flag, "--", "true");
-      assertThat(r.status()).isEqualTo(125);
+      assertThat(r.status()).isEqualTo(2);
       assertThat(r.err()).contains(flag + " needs --confined");
     }
     Run both =
@@ -576,8 +576,61 @@ class ExecCommandTest {
             "--read-only-host",
             "--",
             "true");
-    assertThat(both.status()).isEqualTo(125);
-    assertThat(both.err()).contains("read-only host needs a private mount namespace");
+    assertThat(both.status()).isEqualTo(2);
+    assertThat(both.err())
+        .contains("--read-only-host needs a private mount namespace, which --rootless rules out");
+  }
+
+  @Test
+  void everyExitStatusOfTheHelpTableIsWhatHappens(@TempDir Path dir) throws IOException {
+    Path notExecutable = Files.writeString(dir.resolve("script"), "#!/bin/sh\n");
+    Map<Integer, List<String>> rows = new LinkedHashMap<>();
+    rows.put(3, List.of("exec", "--", "sh", "-c", "exit 3"));
+    rows.put(128 + 15, List.of("exec", "--", "sh", "-c", "kill -TERM $$"));
+    rows.put(124, List.of("exec", "--timeout", "100ms", "--", "sleep", "5"));
+    rows.put(125, List.of("exec", "--cgroup-parent", "/nonexistent/x", "--", "true"));
+    rows.put(126, List.of("exec", "--", notExecutable.toString()));
+    rows.put(127, List.of("exec", "--", "no-such-command-here"));
+    rows.put(2, List.of("exec", "--no-such-option", "--", "true"));
+    for (Map.Entry<Integer, List<String>> row : rows.entrySet()) {
+      Run r = run(Main.BACKEND, new byte[0], row.getValue().toArray(String[]::new));
+      assertThat(r.status()).as("%s: %s", row.getValue(), r.err()).isEqualTo(row.getKey());
+    }
+    String help = run(Main.BACKEND, new byte[0], "--help").outText();
+    for (String code : List.of("128+N", "124", "125", "126", "127", "2 ")) {
+      assertThat(help).as(code).contains("  " + code);
+    }
+    assertThat(run(Main.BACKEND, new byte[0], "exec", "--help").outText())
+        .contains(ExitStatus.HELP.formatted().lines().toList().get(3));
+  }
+
+  @Test
+  void refusalsOfTheHostExit125WithOneLine() {
+    Run parent =
+        run(
+            Main.BACKEND,
+            new byte[0],
+            "exec",
+            "--cgroup-parent",
+            "/nonexistent/confine-parent",
+            "--",
+            "true");
+    assertThat(parent.status()).isEqualTo(125);
+    assertThat(parent.err().lines())
+        .singleElement()
+        .satisfies(
+            l ->
+                assertThat(l).contains("cgroup parent /nonexistent/confine-parent cannot be used"));
+    Run outside = run(Main.BACKEND, new byte[0], "exec", "-C", "/", "--", "true");
+    assertThat(outside.status()).as(outside.err()).isEqualTo(125);
+    assertThat(outside.err()).contains("escapes root");
+  }
+
+  @Test
+  void aTimeoutIsReportedAsItWasGiven() {
+    Run r = run(Main.BACKEND, new byte[0], "exec", "--timeout", "1ns", "--", "sleep", "5");
+    assertThat(r.status()).isEqualTo(124);
+    assertThat(r.err()).contains("(timeout 1ns)");
   }
 
   @Test
@@ -593,7 +646,7 @@ class ExecCommandTest {
       assertThat(r.err()).as(bad).contains("--user");
     }
     Run unconfined = run(Main.BACKEND, new byte[0], "exec", "--user", "nobody", "--", "true");
-    assertThat(unconfined.status()).isEqualTo(125);
+    assertThat(unconfined.status()).isEqualTo(2);
     assertThat(unconfined.err()).contains("--user needs --confined");
   }
 
@@ -827,23 +880,42 @@ class ExecCommandTest {
             "cannot read --stdin-file \"/\": is a directory"),
         Arguments.of(
             List.of("exec", "--stdin-file", "a\0b", "--", "cat"),
-            "cannot read --stdin-file \"a\\u0000b\": Nul character not allowed"));
+            "cannot read --stdin-file \"a\\u0000b\": Nul character not allowed"),
+        Arguments.of(List.of("exec", "--write", "/tmp", "--", "true"), "--write needs --confined"),
+        Arguments.of(List.of("exec", "--rootless", "--", "true"), "--rootless needs --confined"),
+        Arguments.of(
+            List.of("exec", "--read-only-host", "--", "true"), "--read-only-host needs --confined"),
+        Arguments.of(List.of("exec", "--user", "0", "--", "true"), "--user needs --confined"),
+        Arguments.of(
+            List.of("exec", "--net", "bogus", "--", "true"),
+            "invalid value for option '--net': unknown network mode \"bogus\" (use default or"
+                + " deny)"),
+        Arguments.of(
+            List.of("exec", "--caps", "bogus", "--", "true"),
+            "invalid value for option '--caps': unknown caps mechanism \"bogus\""),
+        Arguments.of(
+            List.of("exec", "--confined", "--user", "no-such-user-here", "--", "true"),
+            "invalid value for option '--user': no user named \"no-such-user-here\""));
   }
 
   @ParameterizedTest
   @MethodSource("usageErrors")
-  void usageErrorsAreOneLineAndAHintWithStatus2(List<String> args, String message) {
+  void usageErrorsAreOneLineWithTheHintAndStatus2(List<String> args, String message) {
     Run r = run(args.toArray(String[]::new));
     assertThat(r.status()).isEqualTo(2);
     assertThat(r.out()).isEmpty();
     assertThat(r.err().lines().toList())
-        .hasSize(2)
+        .singleElement()
         .satisfies(
-            lines -> {
-              assertThat(lines.get(0)).startsWith("confine: ").contains(message);
-              assertThat(lines.get(1)).isEqualTo("Try 'confine exec --help'.");
-            });
-    assertThat(r.err()).doesNotContain("Exception").doesNotContain("\tat ");
+            line ->
+                assertThat(line)
+                    .startsWith("confine: ")
+                    .contains(message)
+                    .endsWith(" (try 'confine exec --help')"));
+    assertThat(r.err())
+        .doesNotContain("Exception")
+        .doesNotContain("cannot convert")
+        .doesNotContain("\tat ");
     assertThat(fake.callCount()).isZero();
   }
 
@@ -859,14 +931,14 @@ class ExecCommandTest {
   void anUnknownSubcommandIsAUsageError() {
     Run r = run("frobnicate", "x");
     assertThat(r.status()).isEqualTo(2);
-    assertThat(r.err()).isEqualTo("confine: unknown command 'frobnicate'\nTry 'confine --help'.\n");
+    assertThat(r.err()).isEqualTo("confine: unknown command 'frobnicate' (try 'confine --help')\n");
   }
 
   @Test
   void anUnknownTopLevelOptionIsAUsageError() {
     Run r = run("--bogus");
     assertThat(r.status()).isEqualTo(2);
-    assertThat(r.err()).isEqualTo("confine: unknown option: '--bogus'\nTry 'confine --help'.\n");
+    assertThat(r.err()).isEqualTo("confine: unknown option: '--bogus' (try 'confine --help')\n");
   }
 
   // ---- help and version ----

@@ -56,7 +56,7 @@ class StartupCommandsTest {
 
     Run typo = run("exe", "--", "true");
     assertThat(typo.status()).isEqualTo(ExitStatus.USAGE);
-    assertThat(typo.err()).isEqualTo("confine: unknown command 'exe'\nTry 'confine --help'.\n");
+    assertThat(typo.err()).isEqualTo("confine: unknown command 'exe' (try 'confine --help')\n");
   }
 
   @Test

@@ -341,6 +341,13 @@ public final class Cgroups {
     Spawner.abandon(s, true);
   }
 
+  /**
+   * Whether trees are made in the v2 hierarchy (beneath the delegated parent, when one was given).
+   */
+  public boolean isV2() {
+    return useV2;
+  }
+
   /** The layout found. */
   public CgroupLayout layout() {
     return layout;
