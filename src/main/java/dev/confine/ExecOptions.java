@@ -1,6 +1,7 @@
 package dev.confine;
 
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Objects;
@@ -28,6 +29,20 @@ import java.util.Objects;
  * fails ({@link java.io.IOException}) ends the child's input there, and the exec fails with
  * INTERNAL carrying the result.
  *
+ * <p>The child's stdout and stderr are kept in the result, or, with {@link
+ * Builder#stdoutStream(OutputStream)} and {@link Builder#stderrStream(OutputStream)}, streamed:
+ * each read of the child's pipe is written to the stream and flushed as it comes, on a thread of
+ * the exec's own, in the child's order, and the next read waits for that write, so a stream that is
+ * slow to take the bytes holds the child back as a pipe would (the timeout still holds: the tree is
+ * killed on time). The first {@code maxOutputBytes} of each are written (the cap's truncation flag
+ * says when there was more, which was read and dropped); the result's bytes for a streamed output
+ * are empty. A stream that fails (an {@link java.io.IOException}, for example a closed pipe
+ * downstream) ends the streaming: the child's pipe is closed, so that its next write fails (EPIPE,
+ * SIGPIPE) as it would writing to that stream itself. The exec returns once every byte it read was
+ * written (a stream that blocks for more than a second after the exec ended is left to finish on
+ * its own). Like the stdin stream, an output stream is passed by reference, compared by identity,
+ * and not closed.
+ *
  * @param workDir the working directory: empty = the runner's root; relative = beneath the root;
  *     absolute = must resolve (symlinks included) inside the root
  * @param stdin bytes piped to the child, or null for none (or for a stream)
@@ -38,6 +53,9 @@ import java.util.Objects;
  * @param resources caps on the child's tree
  * @param stdinStream a stream piped to the child as it runs, or null; never together with {@code
  *     stdin} bytes
+ * @param stdoutStream where the child's stdout is streamed as it comes, or null to keep it in the
+ *     result
+ * @param stderrStream the same for stderr
  */
 public record ExecOptions(
     String workDir,
@@ -46,10 +64,12 @@ public record ExecOptions(
     EnvPolicy env,
     NetPolicy net,
     ResourceLimits resources,
-    InputStream stdinStream) {
+    InputStream stdinStream,
+    OutputStream stdoutStream,
+    OutputStream stderrStream) {
 
   private static final ExecOptions DEFAULTS =
-      new ExecOptions("", null, Duration.ZERO, null, null, null, null);
+      new ExecOptions("", null, Duration.ZERO, null, null, null, null, null, null);
 
   /**
    * Options without a stdin stream: the canonical constructor before {@code stdinStream} was added.
@@ -63,7 +83,23 @@ public record ExecOptions(
       EnvPolicy env,
       NetPolicy net,
       ResourceLimits resources) {
-    this(workDir, stdin, timeout, env, net, resources, null);
+    this(workDir, stdin, timeout, env, net, resources, null, null, null);
+  }
+
+  /**
+   * Options whose output is kept: the canonical constructor before the output streams were added.
+   *
+   * @throws SandboxException as the canonical constructor
+   */
+  public ExecOptions(
+      String workDir,
+      byte[] stdin,
+      Duration timeout,
+      EnvPolicy env,
+      NetPolicy net,
+      ResourceLimits resources,
+      InputStream stdinStream) {
+    this(workDir, stdin, timeout, env, net, resources, stdinStream, null, null);
   }
 
   /**
@@ -144,7 +180,9 @@ public record ExecOptions(
         && env.equals(other.env)
         && net.equals(other.net)
         && resources.equals(other.resources)
-        && stdinStream == other.stdinStream;
+        && stdinStream == other.stdinStream
+        && stdoutStream == other.stdoutStream
+        && stderrStream == other.stderrStream;
   }
 
   @Override
@@ -156,7 +194,9 @@ public record ExecOptions(
         env,
         net,
         resources,
-        System.identityHashCode(stdinStream));
+        System.identityHashCode(stdinStream),
+        System.identityHashCode(stdoutStream),
+        System.identityHashCode(stderrStream));
   }
 
   @Override
@@ -173,6 +213,8 @@ public record ExecOptions(
         + net
         + ", resources="
         + resources
+        + (stdoutStream != null ? ", stdout=stream" : "")
+        + (stderrStream != null ? ", stderr=stream" : "")
         + "]";
   }
 
@@ -185,6 +227,8 @@ public record ExecOptions(
     private NetPolicy net;
     private ResourceLimits resources;
     private InputStream stdinStream;
+    private OutputStream stdoutStream;
+    private OutputStream stderrStream;
 
     private Builder(ExecOptions from) {
       workDir = from.workDir;
@@ -194,6 +238,8 @@ public record ExecOptions(
       net = from.net;
       resources = from.resources;
       stdinStream = from.stdinStream;
+      stdoutStream = from.stdoutStream;
+      stderrStream = from.stderrStream;
     }
 
     /** Sets the working directory (empty or null = the runner's root). */
@@ -219,6 +265,21 @@ public record ExecOptions(
     public Builder stdinStream(InputStream stdin) {
       this.stdinStream = stdin;
       this.stdin = null;
+      return this;
+    }
+
+    /**
+     * Streams the child's stdout into {@code out} as it comes instead of keeping it (null: keep
+     * it), kept by reference (see {@link ExecOptions}).
+     */
+    public Builder stdoutStream(OutputStream out) {
+      this.stdoutStream = out;
+      return this;
+    }
+
+    /** As {@link #stdoutStream(OutputStream)}, for stderr. */
+    public Builder stderrStream(OutputStream err) {
+      this.stderrStream = err;
       return this;
     }
 
@@ -248,7 +309,8 @@ public record ExecOptions(
 
     /** The options. */
     public ExecOptions build() {
-      return new ExecOptions(workDir, stdin, timeout, env, net, resources, stdinStream);
+      return new ExecOptions(
+          workDir, stdin, timeout, env, net, resources, stdinStream, stdoutStream, stderrStream);
     }
   }
 }

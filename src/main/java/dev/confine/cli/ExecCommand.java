@@ -3,8 +3,10 @@ package dev.confine.cli;
 import dev.confine.ExecOptions;
 import dev.confine.Runner;
 import dev.confine.SandboxException;
+import dev.confine.host.HostExec;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
@@ -97,6 +99,14 @@ final class ExecCommand implements Callable<Integer> {
     String rootDir = policy.rootDir(spec);
     InputStream stdin = stdin();
     ExecOptions options = policy.options(spec, stdin);
+    if (!json) {
+      // Like env or timeout: CMD's output reaches ours as it writes it (capped all the same).
+      options =
+          options.toBuilder()
+              .stdoutStream(new Reporting(out))
+              .stderrStream(new Reporting(err))
+              .build();
+    }
 
     Outcome outcome;
     try {
@@ -110,7 +120,8 @@ final class ExecCommand implements Callable<Integer> {
       JsonOutput.write(outcome, out);
       return 0;
     }
-    PlainOutput.write(outcome, out, err);
+    long cap = policy.maxOutput() > 0 ? policy.maxOutput() : HostExec.DEFAULT_MAX_OUTPUT_BYTES;
+    PlainOutput.write(outcome, out, err, cap);
     return ExitStatus.of(outcome);
   }
 
@@ -208,5 +219,37 @@ final class ExecCommand implements Callable<Integer> {
 
   private ParameterException usage(String message) {
     return new ParameterException(spec.commandLine(), message);
+  }
+
+  /**
+   * One of our own streams as the exec's output stream: a {@link PrintStream} only sets a flag when
+   * a write fails (stdout piped into a program that has exited), which this turns back into the
+   * {@link IOException} that ends the streaming, so that CMD's next write fails as it would writing
+   * to that pipe itself.
+   */
+  private static final class Reporting extends OutputStream {
+    private final PrintStream stream;
+
+    Reporting(PrintStream stream) {
+      this.stream = stream;
+    }
+
+    @Override
+    public void write(int b) throws IOException {
+      write(new byte[] {(byte) b}, 0, 1);
+    }
+
+    @Override
+    public void write(byte[] b, int off, int len) throws IOException {
+      stream.write(b, off, len);
+      flush();
+    }
+
+    @Override
+    public void flush() throws IOException {
+      if (stream.checkError()) { // flushes, then tells whether any write or flush failed
+        throw new IOException("write error");
+      }
+    }
   }
 }

@@ -6,32 +6,43 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * Writes an outcome without {@code --json}: the child's output bytes unchanged to the matching
- * stream, then Confine's own notes on stderr. The notes come last so that they follow the output
- * they are about, as a user reading the terminal expects.
+ * stream (none when they were streamed as the child wrote them), then Confine's own notes on
+ * stderr. The notes come last so that they follow the output they are about, as a user reading the
+ * terminal expects.
  */
 final class PlainOutput {
   private static final String PREFIX = "confine: ";
 
   private PlainOutput() {}
 
-  /** Writes {@code outcome} to {@code out} and {@code err}, flushing both. */
-  static void write(Outcome outcome, PrintStream out, PrintStream err) {
+  /**
+   * Writes {@code outcome} to {@code out} and {@code err}, flushing both.
+   *
+   * @param streamedCap where a streamed output was cut (the cap), or -1 when the output was kept
+   *     (then cut at what the result holds)
+   */
+  static void write(Outcome outcome, PrintStream out, PrintStream err, long streamedCap) {
     ExecResult r = outcome.result();
     if (r != null) {
       out.writeBytes(r.stdout());
       out.flush();
       err.writeBytes(r.stderr());
       if (r.stdoutTruncated()) {
-        note(err, "stdout truncated at " + r.stdoutLength() + " bytes");
+        note(err, "stdout truncated at " + cut(streamedCap, r.stdoutLength()) + " bytes");
       }
       if (r.stderrTruncated()) {
-        note(err, "stderr truncated at " + r.stderrLength() + " bytes");
+        note(err, "stderr truncated at " + cut(streamedCap, r.stderrLength()) + " bytes");
       }
     }
     if (outcome.error() != null) {
       note(err, outcome.error().getMessage());
     }
     err.flush();
+  }
+
+  /** Where a truncated output was cut: the cap when streamed, else what was kept. */
+  private static long cut(long streamedCap, int kept) {
+    return streamedCap >= 0 && kept == 0 ? streamedCap : kept;
   }
 
   /**

@@ -100,7 +100,12 @@ public final class HostExec {
     argv.addAll(request.args());
     long cap;
     try {
-      cap = captureCap(cmd, outputCap, opts.resources().maxOutputBytes() > 0);
+      // Streamed output is not held: only what is kept is bounded by the heap.
+      boolean allStreamed = opts.stdoutStream() != null && opts.stderrStream() != null;
+      cap =
+          allStreamed
+              ? outputCap
+              : captureCap(cmd, outputCap, opts.resources().maxOutputBytes() > 0);
     } catch (RuntimeException e) {
       guard.close(); // nothing was spawned: a cgroup made for this exec goes at once
       throw e;
@@ -115,7 +120,9 @@ public final class HostExec {
               opts.stdinStream(),
               cap,
               guard,
-              deadline);
+              deadline,
+              opts.stdoutStream(),
+              opts.stderrStream());
       // A spawn handed to another thread reports its failure from here as well.
       return Engine.run(spec, (outcome, output) -> result(cmd, opts, outcome, output, startNanos));
     } catch (ErrnoException e) {

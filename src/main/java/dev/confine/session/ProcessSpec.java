@@ -13,7 +13,8 @@ import java.util.List;
  * @param rows the terminal's rows; zero or negative = 24
  * @param cols the terminal's columns; zero or negative = 80
  * @param options the policy; its {@code maxOutputBytes} bounds the output log (the backend's
- *     default, 10 MiB, when not positive) and its {@code stdin} is ignored (write to the session)
+ *     default, 10 MiB, when not positive) and its {@code stdin} is ignored (write to the session);
+ *     output streams are refused (the session's output is its log)
  */
 public record ProcessSpec(
     String id, List<String> argv, boolean tty, int rows, int cols, ExecOptions options) {
@@ -26,7 +27,8 @@ public record ProcessSpec(
   /**
    * Copies {@code argv}, defaults the id, the size and the options.
    *
-   * @throws SandboxException VALIDATION when argv is null, empty or holds a null
+   * @throws SandboxException VALIDATION when argv is null, empty or holds a null, or the options
+   *     stream the output (a session keeps it in its log, to be read and watched)
    */
   public ProcessSpec {
     id = id == null ? "" : id;
@@ -43,6 +45,11 @@ public record ProcessSpec(
     rows = rows > 0 ? rows : DEFAULT_ROWS;
     cols = cols > 0 ? cols : DEFAULT_COLS;
     options = ExecOptions.orDefaults(options);
+    if (options.stdoutStream() != null || options.stderrStream() != null) {
+      throw SandboxException.of(
+          SandboxException.Kind.VALIDATION,
+          "a session keeps its output in its log (read or watch it); output streams are for exec");
+    }
   }
 
   /** A pipe session running {@code argv} with default options. */

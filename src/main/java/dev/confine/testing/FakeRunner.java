@@ -7,6 +7,8 @@ import dev.confine.ExecRequest;
 import dev.confine.ExecResult;
 import dev.confine.Runner;
 import dev.confine.SandboxException;
+import java.io.IOException;
+import java.io.OutputStream;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -82,10 +84,39 @@ public final class FakeRunner implements Runner, EnforcementReporter {
     if (next instanceof RuntimeException failure) {
       throw failure;
     }
-    if (next instanceof ExecResult result) {
+    ExecResult result = next instanceof ExecResult r ? r : fallback.apply(request);
+    return streamed(result, request.options());
+  }
+
+  /**
+   * As the real runners treat streamed output: the result's stdout (stderr) written to the options'
+   * {@code stdoutStream} ({@code stderrStream}) when there is one, and empty in the result
+   * returned; a stream that fails is left as it is. A scripted failure's partial result is thrown
+   * unchanged.
+   */
+  private static ExecResult streamed(ExecResult result, ExecOptions options) {
+    if (result == null || (options.stdoutStream() == null && options.stderrStream() == null)) {
       return result;
     }
-    return fallback.apply(request);
+    ExecResult.Builder b = result.toBuilder();
+    if (options.stdoutStream() != null) {
+      write(options.stdoutStream(), result.stdout());
+      b.stdout(new byte[0]);
+    }
+    if (options.stderrStream() != null) {
+      write(options.stderrStream(), result.stderr());
+      b.stderr(new byte[0]);
+    }
+    return b.build();
+  }
+
+  private static void write(OutputStream stream, byte[] bytes) {
+    try {
+      stream.write(bytes);
+      stream.flush();
+    } catch (IOException e) {
+      // A real exec's child would get EPIPE here; the script's result stands.
+    }
   }
 
   /** Every request received, in order. */

@@ -18,6 +18,7 @@ import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -26,6 +27,11 @@ import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -137,10 +143,14 @@ class ExecCommandTest {
     inject.put("B", "x=y");
     ExecOptions got = fake.lastRequest().options();
     assertThat(stdinSeen).isEqualTo(bytes); // the file, streamed to the runner as it ran
+    assertThat(got.stdoutStream()).isNotNull(); // streamed to ours, as env would
+    assertThat(got.stderrStream()).isNotNull();
     ExecOptions expected =
         ExecOptions.builder()
             .workDir("sub/dir")
             .stdinStream(got.stdinStream())
+            .stdoutStream(got.stdoutStream())
+            .stderrStream(got.stderrStream())
             .timeout(Duration.ofSeconds(90))
             .env(EnvPolicy.allow("PATH", "HOME").withInject(inject))
             .resources(
@@ -162,8 +172,17 @@ class ExecCommandTest {
   void withoutOptionsTheDefaultsApplyAndTheRootIsTheCurrentDirectory() {
     Run r = run("exec", "true");
     assertThat(r.status()).isZero();
-    assertThat(fake.lastRequest()).isEqualTo(ExecRequest.of("true", List.of(), null));
     ExecOptions options = fake.lastRequest().options();
+    assertThat(fake.lastRequest())
+        .isEqualTo(
+            ExecRequest.of(
+                "true",
+                List.of(),
+                ExecOptions.builder()
+                    .stdoutStream(options.stdoutStream())
+                    .stderrStream(options.stderrStream())
+                    .build()));
+    assertThat(options.stdoutStream()).isNotNull();
     assertThat(options.stdin()).isNull(); // the child reads end of file, not our stdin
     assertThat(options.env().inheritsAll()).isTrue();
     assertThat(factoryRoot).isEqualTo(Path.of("").toAbsolutePath().toString());
@@ -400,7 +419,7 @@ class ExecCommandTest {
         .isEqualTo(
             "ab"
                 + "confine: stdout truncated at 5 bytes\n"
-                + "confine: stderr truncated at 2 bytes\n");
+                + "confine: stderr truncated at 5 bytes\n"); // streamed: cut at the cap
   }
 
   static Stream<Arguments> statusOfEachKind() {
@@ -478,13 +497,19 @@ class ExecCommandTest {
   }
 
   @Test
-  void aMaxOutputTheJvmCannotHoldIsRefusedInOneLineWith125(@TempDir Path tmp) {
+  void aMaxOutputTheJvmCannotHoldIsRefusedWhenCapturedAndRunsWhenStreamed(@TempDir Path tmp) {
     long limit = Math.min(Integer.MAX_VALUE - 8, Runtime.getRuntime().maxMemory() / 8);
+    // Streamed (no --json), the output is not held and any cap runs.
+    Run streamed = run(Main.BACKEND, new byte[0], "exec", "--max-output", "1t", "--", "echo", "hi");
+    assertThat(streamed.status()).as(streamed.err()).isZero();
+    assertThat(streamed.outText()).isEqualTo("hi\n");
+    // Captured (--json), it would be held: refused in the JSON's error, and nothing runs.
     Run r =
         run(
             Main.BACKEND,
             new byte[0],
             "exec",
+            "--json",
             "--root",
             tmp.toString(),
             "--max-output",
@@ -492,15 +517,11 @@ class ExecCommandTest {
             "--",
             "touch",
             "ran");
-    assertThat(r.status()).isEqualTo(125);
-    assertThat(r.out()).isEmpty();
-    assertThat(r.err().lines().toList())
-        .singleElement()
-        .satisfies(
-            line ->
-                assertThat(line)
-                    .startsWith("confine: sandbox: exec touch: maxOutputBytes 1099511627776")
-                    .contains("at most " + limit + " bytes"));
+    assertThat(r.status()).isZero();
+    assertThat(r.err()).isEmpty();
+    assertThat(r.outText())
+        .contains("sandbox: exec touch: maxOutputBytes 1099511627776")
+        .contains("at most " + limit + " bytes");
     assertThat(tmp.resolve("ran")).doesNotExist();
   }
 
@@ -602,6 +623,54 @@ class ExecCommandTest {
     }
     assertThat(run(Main.BACKEND, new byte[0], "exec", "--help").outText())
         .contains(ExitStatus.HELP.formatted().lines().toList().get(3));
+  }
+
+  @Test
+  void withoutJsonTheOutputReachesOursWhileCmdRuns(@TempDir Path dir) throws Exception {
+    Path gate = Files.createFile(dir.resolve("gate"));
+    CountDownLatch firstLine = new CountDownLatch(1);
+    ByteArrayOutputStream got = new ByteArrayOutputStream();
+    OutputStream watching =
+        new OutputStream() {
+          @Override
+          public synchronized void write(int b) {
+            got.write(b);
+            if (got.toString(UTF_8).contains("first\n")) {
+              firstLine.countDown();
+            }
+          }
+        };
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    ExecutorService pool = Executors.newSingleThreadExecutor();
+    try {
+      Future<Integer> status =
+          pool.submit(
+              () ->
+                  Main.run(
+                      new String[] {
+                        "exec",
+                        "--root",
+                        dir.toString(),
+                        "--",
+                        "sh",
+                        "-c",
+                        "echo first; while [ -e gate ]; do sleep 0.01; done; echo second; exit 6"
+                      },
+                      new ByteArrayInputStream(new byte[0]),
+                      new PrintStream(watching, true, UTF_8),
+                      new PrintStream(err, true, UTF_8),
+                      Main.BACKEND));
+      assertThat(firstLine.await(30, TimeUnit.SECONDS))
+          .as("the first line before CMD ends")
+          .isTrue();
+      assertThat(status.isDone()).isFalse();
+      Files.delete(gate);
+      assertThat(status.get(30, TimeUnit.SECONDS)).isEqualTo(6);
+      assertThat(got.toString(UTF_8)).isEqualTo("first\nsecond\n");
+      assertThat(err.toString(UTF_8)).isEmpty();
+    } finally {
+      pool.shutdownNow();
+    }
   }
 
   @Test

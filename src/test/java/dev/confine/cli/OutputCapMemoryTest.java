@@ -60,7 +60,9 @@ class OutputCapMemoryTest {
 
   @Test
   void theProbeSawTheHeapItWasGiven() {
-    assertThat(lines).containsKeys("unlimited", "both", "json", "refused", "concurrent", "default");
+    assertThat(lines)
+        .containsKeys(
+            "unlimited", "both", "json", "refused", "streamed-big", "concurrent", "default");
   }
 
   @Test
@@ -84,17 +86,27 @@ class OutputCapMemoryTest {
   }
 
   @Test
-  void aCapBeyondTheLimitIsRefusedInOneLine() {
+  void aCapBeyondTheLimitIsRefusedWhenTheOutputIsCaptured() {
     assertThat(lines.get("refused"))
-        .startsWith("status=125 err=confine: sandbox: exec true: maxOutputBytes 8589934592")
+        .startsWith("status=0 out={")
+        .contains("sandbox: exec true: maxOutputBytes 8589934592")
         .contains("at most " + LIMIT + " bytes");
   }
 
   @Test
-  void theBuiltInDefaultIsLoweredToWhatThisHeapCapturesNotRefused() {
+  void streamedOutputNeedsNoHeapSoTheSameCapRuns() {
+    assertThat(lines.get("streamed-big")).isEqualTo("status=0 err=");
+  }
+
+  @Test
+  void theBuiltInDefaultIsWrittenWholeWhenStreamedWhateverTheHeap() {
     assertThat(lines.get("default"))
         .isEqualTo(
-            "status=0 bytes=" + LIMIT + " err=confine: stdout truncated at " + LIMIT + " bytes");
+            "status=0 bytes="
+                + (10 << 20)
+                + " err=confine: stdout truncated at "
+                + (10 << 20)
+                + " bytes");
   }
 
   @Test

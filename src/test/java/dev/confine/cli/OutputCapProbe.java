@@ -30,7 +30,7 @@ final class OutputCapProbe {
   public static void main(String[] args) {
     String root = args[0];
     for (String scenario :
-        List.of("unlimited", "both", "json", "refused", "concurrent", "default")) {
+        List.of("unlimited", "both", "json", "refused", "streamed-big", "concurrent", "default")) {
       try {
         System.out.println(scenario + " " + run(scenario, root));
       } catch (Throwable t) {
@@ -86,10 +86,23 @@ final class OutputCapProbe {
             + err.toString(StandardCharsets.UTF_8).strip();
       }
       case "refused" -> {
+        // Captured (--json), 8 GiB per stream cannot be held: refused, in the JSON's error.
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        int status =
+            Main.run(
+                new String[] {"exec", "--json", "--root", root, "--max-output", "8g", "--", "true"},
+                new ByteArrayInputStream(new byte[0]),
+                new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
+                Main.BACKEND);
+        yield "status=" + status + " out=" + out.toString(StandardCharsets.UTF_8).strip();
+      }
+      case "streamed-big" -> {
+        // Streamed (no --json), the same cap needs no heap: it runs.
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         int status =
             Main.run(
-                new String[] {"exec", "--root", root, "--max-output", "8g", "--", "true"},
+                new String[] {"exec", "--root", root, "--max-output", "8g", "--", "echo", "hi"},
                 new ByteArrayInputStream(new byte[0]),
                 new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
                 new PrintStream(err, true, StandardCharsets.UTF_8),
@@ -123,7 +136,8 @@ final class OutputCapProbe {
         yield "outcomes=" + outcomes;
       }
       case "default" -> {
-        // The built-in 10 MiB is more than this heap captures: lowered to the limit, not refused.
+        // The built-in 10 MiB is more than this heap captures, but streamed output is not held:
+        // all 10 MiB are written, and the rest is cut.
         CountingStream out = new CountingStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         int status =

@@ -1,5 +1,6 @@
 package dev.confine.testing;
 
+import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -8,6 +9,7 @@ import dev.confine.ExecOptions;
 import dev.confine.ExecRequest;
 import dev.confine.ExecResult;
 import dev.confine.SandboxException;
+import java.io.ByteArrayOutputStream;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -66,5 +68,22 @@ class FakeRunnerTest {
     }
     assertThat(fake.callCount()).isEqualTo(1000);
     assertThat(fake.requests()).extracting(ExecRequest::command).doesNotHaveDuplicates();
+  }
+
+  @Test
+  void streamedOutputGoesToTheStreamsAsTheRealRunnersSendIt() {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    FakeRunner fake = new FakeRunner();
+    fake.enqueue(ExecResult.of(3, "to out", "to err").toBuilder().stdoutTruncated(true).build());
+    ExecResult r =
+        fake.exec(
+            "make", List.of(), ExecOptions.builder().stdoutStream(out).stderrStream(err).build());
+    assertThat(out.toString(UTF_8)).isEqualTo("to out");
+    assertThat(err.toString(UTF_8)).isEqualTo("to err");
+    assertThat(r.stdout()).isEmpty();
+    assertThat(r.stderr()).isEmpty();
+    assertThat(r.exitCode()).isEqualTo(3);
+    assertThat(r.stdoutTruncated()).isTrue();
   }
 }

@@ -3,6 +3,7 @@ package dev.confine.linux.child;
 import dev.confine.linux.spawn.SpawnSpec;
 import dev.confine.linux.tree.TreeGuard;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.util.Objects;
 
 /**
@@ -17,6 +18,9 @@ import java.util.Objects;
  * @param guard what holds the tree and enforces its caps, owned by the exec from the call on
  * @param deadlineNanos when the tree is killed ({@link System#nanoTime()} based; {@code
  *     Long.MAX_VALUE}: never)
+ * @param stdoutSink where stdout is streamed as it comes (its first {@code outputCap} bytes; an
+ *     {@link OutputPump}), or null to keep it
+ * @param stderrSink the same for stderr
  */
 public record ChildSpec(
     SpawnSpec spawn,
@@ -24,10 +28,23 @@ public record ChildSpec(
     InputStream stdinStream,
     long outputCap,
     TreeGuard guard,
-    long deadlineNanos) {
+    long deadlineNanos,
+    OutputStream stdoutSink,
+    OutputStream stderrSink) {
   /** Checks the references. */
   public ChildSpec {
     Objects.requireNonNull(spawn, "spawn");
     Objects.requireNonNull(guard, "guard");
+  }
+
+  /** An exec whose output is kept, not streamed. */
+  public ChildSpec(
+      SpawnSpec spawn,
+      byte[] stdin,
+      InputStream stdinStream,
+      long outputCap,
+      TreeGuard guard,
+      long deadlineNanos) {
+    this(spawn, stdin, stdinStream, outputCap, guard, deadlineNanos, null, null);
   }
 }

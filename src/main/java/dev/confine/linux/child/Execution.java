@@ -12,10 +12,12 @@ import dev.confine.linux.sys.ErrnoException;
 import dev.confine.linux.sys.Syscalls;
 import dev.confine.linux.tree.TreeGuard;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
@@ -36,8 +38,13 @@ public final class Execution implements Captured {
   private int pid; // -1 while a handed-off spawn is pending
   private HandOff handOff; // the caller's thread only: a handed-off spawn not adopted, or failed
   private final long startNanos;
+  private final long cap;
   private final CappedBuffer stdout;
   private final CappedBuffer stderr;
+  private final OutputStream stdoutSink; // streamed instead of kept when not null
+  private final OutputStream stderrSink;
+  private OutputPump stdoutPump; // under lock; the pumps of streamed outputs
+  private OutputPump stderrPump;
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition changed = lock.newCondition();
 
@@ -63,13 +70,24 @@ public final class Execution implements Captured {
 
   private final TreeGuard guard;
 
-  private Execution(FdDriver driver, int pid, long cap, TreeGuard guard) {
+  private Execution(
+      FdDriver driver,
+      int pid,
+      long cap,
+      TreeGuard guard,
+      OutputStream stdoutSink,
+      OutputStream stderrSink) {
     this.driver = driver;
     this.guard = guard;
     this.pid = pid;
     this.startNanos = System.nanoTime();
-    this.stdout = new CappedBuffer(cap);
-    this.stderr = new CappedBuffer(cap);
+    this.cap = cap;
+    // A streamed output's buffer is used only when its pump cannot start: bounded by the heap.
+    long kept = Math.min(cap, maxOutputCap());
+    this.stdout = new CappedBuffer(stdoutSink == null ? cap : kept);
+    this.stderr = new CappedBuffer(stderrSink == null ? cap : kept);
+    this.stdoutSink = stdoutSink;
+    this.stderrSink = stderrSink;
   }
 
   /**
@@ -93,7 +111,7 @@ public final class Execution implements Captured {
    * is thrown. A handed-off spawn's failure is thrown by {@link #runToCompletion}.
    */
   public static Execution start(SpawnSpec spec, byte[] stdin, long outputCap, TreeGuard guard) {
-    return start(spec, stdin, null, outputCap, guard, true);
+    return start(spec, stdin, null, outputCap, guard, true, null, null);
   }
 
   /**
@@ -105,7 +123,14 @@ public final class Execution implements Captured {
    */
   public static Execution start(ChildSpec spec) {
     return start(
-        spec.spawn(), spec.stdin(), spec.stdinStream(), spec.outputCap(), spec.guard(), true);
+        spec.spawn(),
+        spec.stdin(),
+        spec.stdinStream(),
+        spec.outputCap(),
+        spec.guard(),
+        true,
+        spec.stdoutSink(),
+        spec.stderrSink());
   }
 
   /**
@@ -114,7 +139,7 @@ public final class Execution implements Captured {
    * child is otherwise only read and reaped while its caller waits).
    */
   public static Execution startWatched(SpawnSpec spec, byte[] stdin, long outputCap) {
-    return start(spec, stdin, null, outputCap, TreeGuard.NONE, false);
+    return start(spec, stdin, null, outputCap, TreeGuard.NONE, false, null, null);
   }
 
   private static Execution start(
@@ -123,8 +148,11 @@ public final class Execution implements Captured {
       InputStream stdinStream,
       long outputCap,
       TreeGuard guard,
-      boolean callerWaits) {
-    if (outputCap < 0 || outputCap > maxOutputCap()) {
+      boolean callerWaits,
+      OutputStream stdoutSink,
+      OutputStream stderrSink) {
+    boolean keeps = stdoutSink == null || stderrSink == null;
+    if (outputCap < 0 || (keeps && outputCap > maxOutputCap())) {
       guard.close(); // before anything is spawned
       throw new IllegalArgumentException(
           "output cap " + outputCap + " outside 0.." + maxOutputCap() + " (see maxOutputCap)");
@@ -133,7 +161,7 @@ public final class Execution implements Captured {
     FdDriver driver = strategy == SpawnStrategy.LOOP_WATCHES ? FdDriver.loop() : new CallerPoll();
     if (strategy == SpawnStrategy.HANDED_OFF) {
       HandOff handOff = HandOff.submit(spec, (TreeGuard.HandedOff) guard);
-      Execution e = new Execution(driver, -1, outputCap, guard);
+      Execution e = new Execution(driver, -1, outputCap, guard, stdoutSink, stderrSink);
       e.handOff = handOff;
       Spawner.Pipes p = handOff.pipes();
       e.watchPipes(p.stdinWrite(), p.stdoutRead(), p.stderrRead(), stdin, stdinStream);
@@ -147,7 +175,7 @@ public final class Execution implements Captured {
       throw e;
     }
     guard.started(s.pid());
-    Execution e = new Execution(driver, s.pid(), outputCap, guard);
+    Execution e = new Execution(driver, s.pid(), outputCap, guard, stdoutSink, stderrSink);
     e.watchPipes(s.stdinFd(), s.stdoutFd(), s.stderrFd(), stdin, stdinStream);
     driver.register(s.pidfd(), LibC.EPOLLIN(), e::onExit, true);
     return e;
@@ -157,8 +185,15 @@ public final class Execution implements Captured {
       int stdinFd, int stdoutFd, int stderrFd, byte[] stdinBytes, InputStream stdinStream) {
     Syscalls.setNonBlocking(stdoutFd);
     Syscalls.setNonBlocking(stderrFd);
-    register(out, stdoutFd, LibC.EPOLLIN(), reader(out, stdout));
-    register(err, stderrFd, LibC.EPOLLIN(), reader(err, stderr));
+    OutputPump o = watchOutput(out, stdoutFd, stdout, stdoutSink);
+    OutputPump e = watchOutput(err, stderrFd, stderr, stderrSink);
+    lock.lock();
+    try {
+      stdoutPump = o;
+      stderrPump = e;
+    } finally {
+      lock.unlock();
+    }
     if (stdinFd >= 0) {
       if (stdinStream != null) {
         StdinPump p = StdinPump.start(stdinStream, stdinFd);
@@ -240,6 +275,34 @@ public final class Execution implements Captured {
     } finally {
       lock.unlock();
     }
+  }
+
+  /**
+   * Watches one output: kept in {@code buffer} by a reader on the driver, or, with a {@code sink},
+   * streamed into it by an {@link OutputPump} whose end an eventfd on the driver reports. When no
+   * pump can start (no eventfd or thread), the output is kept instead: nothing is lost.
+   *
+   * @return the pump, or null when the output is kept
+   */
+  private OutputPump watchOutput(Stream stream, int fd, CappedBuffer buffer, OutputStream sink) {
+    if (sink != null) {
+      int done = Syscalls.eventfd(0, LibC.EFD_CLOEXEC() | LibC.EFD_NONBLOCK());
+      if (done >= 0) {
+        OutputPump pump;
+        try {
+          pump = OutputPump.start(sink, cap, fd, done);
+        } catch (ErrnoException e) {
+          pump = null;
+          Syscalls.close(done);
+        }
+        if (pump != null) {
+          register(stream, done, LibC.EPOLLIN(), (token, events) -> outputClosed(stream, token));
+          return pump;
+        }
+      }
+    }
+    register(stream, fd, LibC.EPOLLIN(), reader(stream, buffer));
+    return null;
   }
 
   private EventLoop.Handler reader(Stream stream, CappedBuffer sink) {
@@ -442,15 +505,25 @@ public final class Execution implements Captured {
     stdout.release();
     stderr.release();
     StdinPump p;
+    List<OutputPump> outputs = new ArrayList<>(2);
     lock.lock();
     try {
       p = pump;
+      for (OutputPump o : new OutputPump[] {stdoutPump, stderrPump}) {
+        if (o != null) {
+          outputs.add(o);
+        }
+      }
     } finally {
       lock.unlock();
     }
     if (p != null) {
       p.stop();
     }
+    for (OutputPump o : outputs) {
+      o.stop(); // before the driver closes the pump's eventfd below
+    }
+    awaitStreamed(outputs);
     List<Long> tokens = new ArrayList<>(3);
     lock.lock();
     try {
@@ -468,6 +541,32 @@ public final class Execution implements Captured {
       lock.unlock();
     }
     tokens.forEach(driver::close);
+  }
+
+  /** How long the end of an exec waits for its stopped pumps to finish their last write. */
+  private static final long PUMP_END_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+  /**
+   * Waits (up to {@link #PUMP_END_NANOS} for all) for the stopped pumps' threads, so that what they
+   * read is written before the exec returns; a write to a stream that blocks longer is left to end
+   * on its own.
+   */
+  private static void awaitStreamed(List<OutputPump> pumps) {
+    long deadline = System.nanoTime() + PUMP_END_NANOS;
+    boolean interrupted = false;
+    for (OutputPump o : pumps) {
+      while (true) {
+        try {
+          o.awaitEnd(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+          break;
+        } catch (InterruptedException e) {
+          interrupted = true;
+        }
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   /**
@@ -608,12 +707,24 @@ public final class Execution implements Captured {
   /** Whether stdout went past the cap. */
   @Override
   public boolean stdoutTruncated() {
-    return stdout.truncated();
+    OutputPump o = pumpOf(true);
+    return stdout.truncated() || (o != null && o.truncated());
+  }
+
+  /** The pump of a streamed stdout ({@code true}) or stderr, or null. */
+  private OutputPump pumpOf(boolean stdoutPumps) {
+    lock.lock();
+    try {
+      return stdoutPumps ? stdoutPump : stderrPump;
+    } finally {
+      lock.unlock();
+    }
   }
 
   /** Whether stderr went past the cap. */
   @Override
   public boolean stderrTruncated() {
-    return stderr.truncated();
+    OutputPump e = pumpOf(false);
+    return stderr.truncated() || (e != null && e.truncated());
   }
 }
