@@ -7,13 +7,11 @@ import dev.confine.ExecResult;
 import dev.confine.NetPolicy;
 import dev.confine.linux.confinement.Landlock;
 import dev.confine.linux.confinement.SeccompFilter;
+import dev.confine.testing.CallingThread;
 import dev.confine.testing.HostRequirements;
 import java.io.IOException;
 import java.io.InputStream;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -47,24 +45,7 @@ class ConfinedStdinStreamTest {
         return -1;
       }
       done = true;
-      StringBuilder s = new StringBuilder();
-      for (String line : Files.readAllLines(Path.of("/proc/thread-self/status"))) {
-        if (line.startsWith("Seccomp:") || line.startsWith("NoNewPrivs:")) {
-          s.append(line.replaceAll("\\s+", "")).append(' ');
-        }
-      }
-      for (String ns : List.of("net", "mnt")) {
-        boolean host =
-            Files.readSymbolicLink(Path.of("/proc/thread-self/ns/" + ns))
-                .equals(Files.readSymbolicLink(Path.of("/proc/self/ns/" + ns)));
-        s.append(ns).append(host ? "=host " : "=other ");
-      }
-      try (ServerSocket server = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-        s.append(server.getLocalPort() > 0 ? "inet=ok" : "inet=no port");
-      } catch (IOException e) {
-        s.append("inet=").append(e.getMessage());
-      }
-      seen.set(s.toString());
+      seen.set(CallingThread.confinement());
       byte[] ok = "ok\n".getBytes(StandardCharsets.UTF_8);
       System.arraycopy(ok, 0, b, off, ok.length);
       return ok.length;

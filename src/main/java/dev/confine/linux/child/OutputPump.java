@@ -38,32 +38,25 @@ import java.util.concurrent.atomic.AtomicLong;
 final class OutputPump implements Runnable {
   private static final int CHUNK = 64 * 1024;
   private static final AtomicLong COUNT = new AtomicLong();
-  private static final MemorySegment ONE = one();
 
   private final OutputStream sink;
   private final long cap;
-  private final Object lock = new Object();
-  private int pipeFd; // -1 once closed
-  private int wakeFd; // -1 once closed
+  private final PumpPipe pipe;
   private final int doneFd; // the driver's; written once, never after stop()
-  private boolean polling; // the thread waits in poll on wakeFd
-  private boolean doneSent;
-  private volatile boolean stopped;
-  private volatile IOException failure;
-  private volatile long delivered;
+  private boolean doneSent; // under this
+  private long delivered; // the pump's thread only
   private volatile boolean truncated;
   private Thread thread;
 
-  private OutputPump(OutputStream sink, long cap, int pipeFd, int wakeFd, int doneFd) {
+  private OutputPump(OutputStream sink, long cap, PumpPipe pipe, int doneFd) {
     this.sink = sink;
     this.cap = cap;
-    this.pipeFd = pipeFd;
-    this.wakeFd = wakeFd;
+    this.pipe = pipe;
     this.doneFd = doneFd;
   }
 
   /**
-   * Starts streaming {@code pipeFd} (non-blocking, owned by the pump from now on) into {@code
+   * Starts streaming {@code pipeFd} (owned by the pump from now on, made non-blocking) into {@code
    * sink}, the first {@code cap} bytes of it.
    *
    * @param doneFd an eventfd the driver watches (and closes), added to when the pump ends
@@ -71,11 +64,8 @@ final class OutputPump implements Runnable {
    *     caller's, untouched
    */
   static OutputPump start(OutputStream sink, long cap, int pipeFd, int doneFd) {
-    int wake = Syscalls.eventfd(0, LibC.EFD_CLOEXEC() | LibC.EFD_NONBLOCK());
-    if (wake < 0) {
-      throw new ErrnoException("eventfd", -wake);
-    }
-    OutputPump pump = new OutputPump(sink, cap, pipeFd, wake, doneFd);
+    PumpPipe pipe = PumpPipe.open(pipeFd);
+    OutputPump pump = new OutputPump(sink, cap, pipe, doneFd);
     try {
       pump.thread =
           Thread.ofPlatform()
@@ -84,7 +74,7 @@ final class OutputPump implements Runnable {
               .unstarted(pump);
       pump.thread.start();
     } catch (RuntimeException | OutOfMemoryError e) {
-      Syscalls.close(wake); // the thread never ran: nothing else holds the fds
+      pipe.giveBack();
       throw new ErrnoException("pthread_create (output pump: " + e + ")", LibC.EAGAIN());
     }
     return pump;
@@ -96,35 +86,25 @@ final class OutputPump implements Runnable {
       MemorySegment buf = arena.allocate(CHUNK);
       MemorySegment pfds = pollfd.allocateArray(2, arena);
       byte[] chunk = new byte[CHUNK];
-      while (!stopped) {
-        long n;
-        synchronized (lock) {
-          if (pipeFd < 0) {
-            return;
-          }
-          n = Syscalls.read(pipeFd, buf, CHUNK);
-        }
+      while (!pipe.stopped()) {
+        long n = pipe.read(buf, CHUNK);
         if (n == 0) {
           return; // end of file: every writer closed the pipe
         }
         if (n == -LibC.EAGAIN()) {
-          if (!awaitInput(pfds)) {
+          if (!pipe.await(LibC.POLLIN(), pfds)) {
             return;
           }
-          continue;
-        }
-        if (n < 0) {
-          if (n == -LibC.EINTR()) {
-            continue;
+        } else if (n < 0) {
+          if (n != -LibC.EINTR()) {
+            return; // the pipe failed (or was stopped: EBADF): its end as far as anyone can read
           }
-          return; // the pipe failed: its end as far as anyone can read
-        }
-        if (!deliver(buf, (int) n, chunk)) {
+        } else if (!deliver(buf, (int) n, chunk)) {
           return;
         }
       }
     } finally {
-      closeFds();
+      pipe.close();
       signalDone();
     }
   }
@@ -144,38 +124,10 @@ final class OutputPump implements Runnable {
       sink.write(chunk, 0, keep);
       sink.flush();
     } catch (IOException e) {
-      failure = e;
-      return false;
+      return false; // the stream's end: the child's next write to the closed pipe fails
     }
     delivered += keep;
     return true;
-  }
-
-  /** Waits until the pipe has input (or is at its end) or {@link #stop} is called. */
-  private boolean awaitInput(MemorySegment pfds) {
-    long size = pollfd.sizeof();
-    synchronized (lock) {
-      if (stopped || pipeFd < 0) {
-        return false;
-      }
-      polling = true;
-      MemorySegment p = pfds.asSlice(0, size);
-      pollfd.fd(p, pipeFd);
-      pollfd.events(p, (short) LibC.POLLIN());
-      pollfd.revents(p, (short) 0);
-      MemorySegment w = pfds.asSlice(size, size);
-      pollfd.fd(w, wakeFd);
-      pollfd.events(w, (short) LibC.POLLIN());
-      pollfd.revents(w, (short) 0);
-    }
-    try {
-      Syscalls.poll(pfds, 2, -1); // stop() writes to the eventfd; the pipe's end gives POLLHUP
-    } finally {
-      synchronized (lock) {
-        polling = false;
-      }
-    }
-    return !stopped;
   }
 
   /**
@@ -183,20 +135,10 @@ final class OutputPump implements Runnable {
    * poll wakes, and {@code doneFd} is no longer the pump's. Idempotent; never blocks.
    */
   void stop() {
-    stopped = true;
-    synchronized (lock) {
+    synchronized (this) {
       doneSent = true; // the driver closes doneFd from now on
-      if (pipeFd >= 0) {
-        Syscalls.close(pipeFd);
-        pipeFd = -1;
-      }
-      if (polling) {
-        Syscalls.write(wakeFd, ONE, 8); // the thread closes it when it wakes
-      } else if (wakeFd >= 0) {
-        Syscalls.close(wakeFd);
-        wakeFd = -1;
-      }
     }
+    pipe.stop();
   }
 
   /**
@@ -207,46 +149,15 @@ final class OutputPump implements Runnable {
     return thread == null || thread.join(Duration.ofNanos(unit.toNanos(timeout)));
   }
 
-  private void signalDone() {
-    synchronized (lock) {
-      if (!doneSent) {
-        doneSent = true;
-        Syscalls.write(doneFd, ONE, 8);
-      }
+  private synchronized void signalDone() {
+    if (!doneSent) {
+      doneSent = true;
+      Syscalls.write(doneFd, PumpPipe.eventfdOne(), 8);
     }
-  }
-
-  private void closeFds() {
-    synchronized (lock) {
-      if (pipeFd >= 0) {
-        Syscalls.close(pipeFd);
-        pipeFd = -1;
-      }
-      if (wakeFd >= 0) {
-        Syscalls.close(wakeFd);
-        wakeFd = -1;
-      }
-    }
-  }
-
-  private static MemorySegment one() {
-    MemorySegment one = Arena.global().allocate(ValueLayout.JAVA_LONG);
-    one.set(ValueLayout.JAVA_LONG, 0, 1L);
-    return one;
   }
 
   /** Whether more than the cap came (the rest was read and dropped). */
   boolean truncated() {
     return truncated;
-  }
-
-  /** How many bytes reached the stream. */
-  long delivered() {
-    return delivered;
-  }
-
-  /** Why the stream stopped taking bytes, or null. */
-  IOException failure() {
-    return failure;
   }
 }

@@ -18,11 +18,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>The thread reads up to 64 KiB, writes it to the pipe (non-blocking, waiting in {@code poll}
  * for room or for {@link #stop}), and repeats until the stream ends (the pipe is closed, so the
  * child reads end of file), the child closes its stdin (EPIPE: not a failure) or {@link #stop}. The
- * pipe's fd is closed exactly once, under the pump's lock, by whichever of the thread and {@link
- * #stop} comes first, and every write happens under that lock after checking it is open, so a write
- * can never reach another file that reused the fd's number. The wake-up eventfd is closed the same
- * way. After {@link #stop} the pump holds no fd; only a stream read that ignores interrupts keeps
- * its thread until the read returns.
+ * pipe and the eventfd that wakes the thread are a {@link PumpPipe}, whose fds are closed exactly
+ * once and never used after. After {@link #stop} the pump holds no fd; only a stream read that
+ * ignores interrupts keeps its thread until the read returns.
  *
  * <p>Created by the exec's calling thread, never by a confinement thread: a thread inherits the
  * confinement (seccomp, Landlock, namespaces) of the thread that creates it, and the stream is the
@@ -31,22 +29,16 @@ import java.util.concurrent.atomic.AtomicLong;
 final class StdinPump implements Runnable {
   private static final int CHUNK = 64 * 1024;
   private static final AtomicLong COUNT = new AtomicLong();
-  private static final MemorySegment ONE = one();
 
   private final InputStream in;
-  private final Object lock = new Object();
-  private int pipeFd; // -1 once closed
-  private int wakeFd; // -1 once closed
-  private boolean polling; // the thread waits in poll on wakeFd
-  private volatile boolean stopped;
+  private final PumpPipe pipe;
   private volatile Throwable failure;
   private volatile long written;
   private Thread thread;
 
-  private StdinPump(InputStream in, int pipeFd, int wakeFd) {
+  private StdinPump(InputStream in, PumpPipe pipe) {
     this.in = in;
-    this.pipeFd = pipeFd;
-    this.wakeFd = wakeFd;
+    this.pipe = pipe;
   }
 
   /**
@@ -56,13 +48,17 @@ final class StdinPump implements Runnable {
    * already run.
    */
   static StdinPump start(InputStream in, int pipeFd) {
-    int wake = Syscalls.eventfd(0, LibC.EFD_CLOEXEC() | LibC.EFD_NONBLOCK());
-    StdinPump pump = new StdinPump(in, pipeFd, wake < 0 ? -1 : wake);
+    PumpPipe pipe;
     try {
-      if (wake < 0) {
-        throw new ErrnoException("eventfd", -wake);
-      }
-      Syscalls.setNonBlocking(pipeFd);
+      pipe = PumpPipe.open(pipeFd);
+    } catch (ErrnoException e) {
+      Syscalls.close(pipeFd);
+      StdinPump failed = new StdinPump(in, null);
+      failed.failure = e;
+      return failed;
+    }
+    StdinPump pump = new StdinPump(in, pipe);
+    try {
       pump.thread =
           Thread.ofPlatform()
               .daemon()
@@ -71,7 +67,7 @@ final class StdinPump implements Runnable {
       pump.thread.start();
     } catch (RuntimeException | OutOfMemoryError e) {
       pump.failure = e; // OutOfMemoryError: "unable to create native thread"
-      pump.closeFds();
+      pipe.close();
     }
     return pump;
   }
@@ -82,17 +78,17 @@ final class StdinPump implements Runnable {
       MemorySegment buf = arena.allocate(CHUNK);
       MemorySegment pfds = pollfd.allocateArray(2, arena);
       byte[] chunk = new byte[CHUNK];
-      while (!stopped) {
+      while (!pipe.stopped()) {
         int n;
         try {
           n = in.read(chunk);
         } catch (Throwable t) {
-          if (!stopped) {
+          if (!pipe.stopped()) {
             failure = t;
           }
           return;
         }
-        if (n < 0 || stopped) {
+        if (n < 0 || pipe.stopped()) {
           return; // the end of the input: closing the pipe tells the child
         }
         MemorySegment.copy(chunk, 0, buf, ValueLayout.JAVA_BYTE, 0, n);
@@ -101,7 +97,7 @@ final class StdinPump implements Runnable {
         }
       }
     } finally {
-      closeFds();
+      pipe.close();
     }
   }
 
@@ -111,53 +107,19 @@ final class StdinPump implements Runnable {
   private boolean writeAll(MemorySegment buf, int n, MemorySegment pfds) {
     int off = 0;
     while (off < n) {
-      long r;
-      synchronized (lock) {
-        if (pipeFd < 0) {
-          return false;
-        }
-        r = Syscalls.write(pipeFd, buf.asSlice(off), n - off);
-      }
+      long r = pipe.write(buf.asSlice(off), n - off);
       if (r > 0) {
         off += (int) r;
         written += r;
       } else if (r == -LibC.EAGAIN()) {
-        if (!awaitRoom(pfds)) {
+        if (!pipe.await(LibC.POLLOUT(), pfds)) {
           return false;
         }
       } else if (r != -LibC.EINTR()) {
-        return false; // EPIPE: the child closed its stdin, which is its right
+        return false; // EPIPE: the child closed its stdin, which is its right; EBADF: stopped
       }
     }
     return true;
-  }
-
-  /** Waits until the pipe has room or {@link #stop} is called; false for the latter. */
-  private boolean awaitRoom(MemorySegment pfds) {
-    long size = pollfd.sizeof();
-    synchronized (lock) {
-      if (stopped || pipeFd < 0) {
-        return false;
-      }
-      polling = true;
-      MemorySegment p = pfds.asSlice(0, size);
-      pollfd.fd(p, pipeFd);
-      pollfd.events(p, (short) LibC.POLLOUT());
-      pollfd.revents(p, (short) 0);
-      MemorySegment w = pfds.asSlice(size, size);
-      pollfd.fd(w, wakeFd);
-      pollfd.events(w, (short) LibC.POLLIN());
-      pollfd.revents(w, (short) 0);
-    }
-    try {
-      // No timeout: stop() writes to the eventfd, and a child that goes away gives POLLERR.
-      Syscalls.poll(pfds, 2, -1);
-    } finally {
-      synchronized (lock) {
-        polling = false;
-      }
-    }
-    return !stopped;
   }
 
   /**
@@ -165,41 +127,12 @@ final class StdinPump implements Runnable {
    * wait in poll wakes, and a read of the stream is interrupted. Idempotent; never blocks.
    */
   void stop() {
-    stopped = true;
-    synchronized (lock) {
-      if (pipeFd >= 0) {
-        Syscalls.close(pipeFd);
-        pipeFd = -1;
-      }
-      if (polling) {
-        Syscalls.write(wakeFd, ONE, 8); // the thread closes it when it wakes
-      } else if (wakeFd >= 0) {
-        Syscalls.close(wakeFd);
-        wakeFd = -1;
-      }
+    if (pipe != null) {
+      pipe.stop();
     }
     if (thread != null && thread != Thread.currentThread()) {
       thread.interrupt();
     }
-  }
-
-  private void closeFds() {
-    synchronized (lock) {
-      if (pipeFd >= 0) {
-        Syscalls.close(pipeFd);
-        pipeFd = -1;
-      }
-      if (wakeFd >= 0) {
-        Syscalls.close(wakeFd);
-        wakeFd = -1;
-      }
-    }
-  }
-
-  private static MemorySegment one() {
-    MemorySegment one = Arena.global().allocate(ValueLayout.JAVA_LONG);
-    one.set(ValueLayout.JAVA_LONG, 0, 1L); // what an eventfd write adds to its counter
-    return one;
   }
 
   /** Why the stream could not be read to its end (its exception), or null. */

@@ -50,13 +50,7 @@ public final class Users {
 
   /** The user named {@code name}: its uid and primary gid; empty when there is none. */
   public static Optional<Ids> user(String name) {
-    return lookup(
-        PASSWD_SIZE,
-        (a, pwd, result) ->
-            (int)
-                GETPWNAM_R.invokeExact(
-                    a.allocateFrom(name), pwd, a.allocate(BUFFER), BUFFER, result),
-        Users::ids);
+    return byName(GETPWNAM_R, PASSWD_SIZE, name, Users::ids);
   }
 
   /** The user with {@code uid}: its ids (primary gid included); empty when there is none. */
@@ -70,13 +64,17 @@ public final class Users {
 
   /** The gid of the group named {@code name}; empty when there is none. */
   public static Optional<Integer> group(String name) {
+    return byName(GETGRNAM_R, GROUP_SIZE, name, grp -> grp.get(INT, GR_GID));
+  }
+
+  /** {@code getpwnam_r} or {@code getgrnam_r} of {@code name}. */
+  private static <T> Optional<T> byName(
+      MethodHandle call, long entrySize, String name, Function<MemorySegment, T> read) {
     return lookup(
-        GROUP_SIZE,
-        (a, grp, result) ->
-            (int)
-                GETGRNAM_R.invokeExact(
-                    a.allocateFrom(name), grp, a.allocate(BUFFER), BUFFER, result),
-        grp -> grp.get(INT, GR_GID));
+        entrySize,
+        (a, entry, result) ->
+            (int) call.invokeExact(a.allocateFrom(name), entry, a.allocate(BUFFER), BUFFER, result),
+        read);
   }
 
   /** One of the reentrant lookups: {@code get*_r(key, entry, buffer, size, &result)}. */
