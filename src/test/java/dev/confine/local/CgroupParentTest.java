@@ -83,7 +83,16 @@ class CgroupParentTest {
             .caps(CapsMechanism.CGROUP_V2)
             .cgroupParent(p.get().toString())
             .build();
-    ExecResult r = runner.exec("cat", List.of("/proc/self/cgroup"), ExecOptions.defaults());
+    // Before glibc 2.39 the child is moved into its tree's cgroup right after the spawn, so it
+    // may look before the move: it waits (up to 5 s) until it is out of the root, then reports.
+    ExecResult r =
+        runner.exec(
+            "sh",
+            List.of(
+                "-c",
+                "for i in $(seq 100); do grep -q '^0::/$' /proc/self/cgroup || break; sleep 0.05;"
+                    + " done; cat /proc/self/cgroup"),
+            ExecOptions.defaults());
     assertThat(r.exitCode()).as(r.stderrText()).isZero();
     // The v2 line names the child's cgroup from the hierarchy's root: beneath the parent.
     String beneath = "0::/" + v2Mount().orElseThrow().relativize(p.get()) + "/";
