@@ -85,6 +85,7 @@ public final class Main {
     }
     if (!SUBCOMMANDS.contains(named)) {
       cli.addSubcommand(new CommandLine(new CompletionCommand(out)));
+      cli.addSubcommand(new CommandLine(new ManPageCommand(out)));
     }
     // Settings after addSubcommand, since picocli copies them to the subcommands present now.
     PrintWriter outWriter = utf8(out);

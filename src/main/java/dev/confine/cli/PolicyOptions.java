@@ -69,9 +69,9 @@ final class PolicyOptions {
       paramLabel = "SIZE",
       converter = SizeConverter.class,
       description =
-          "Keep at most SIZE bytes of each of stdout and stderr (1024, 64k, 1.5m, 2GiB, 10mb;"
-              + " default: the backend's, 10 MiB); more than an eighth of the JVM's maximum heap"
-              + " is refused.")
+          "Pass on at most SIZE bytes of each of stdout and stderr, dropping the rest (1024, 64k,"
+              + " 1.5m, 2GiB, 10mb; default: the backend's, 10 MiB); with --json, which holds"
+              + " them, more than an eighth of the JVM's maximum heap is refused.")
   private long maxOutput;
 
   @Option(

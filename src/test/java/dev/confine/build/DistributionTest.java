@@ -69,7 +69,7 @@ class DistributionTest {
   }
 
   @Test
-  void theLayoutHoldsTheCommandItsLibrariesAndCompletion() throws IOException {
+  void theLayoutHoldsTheCommandItsLibrariesCompletionAndManualPage() throws IOException {
     Path home = prefix.resolve("lib/confine");
     assertThat(prefix.resolve("bin/confine")).isExecutable();
     assertThat(home.resolve("confine.jar")).isRegularFile();
@@ -83,6 +83,8 @@ class DistributionTest {
     assertThat(bash)
         .contains("complete -F _complete_confine -o default confine")
         .contains("exec", "shell", "doctor", "completion", "--confined", "--stdin-file");
+    assertThat(Files.readString(prefix.resolve("share/man/man1/confine.1")))
+        .startsWith(".TH CONFINE 1 ");
     String zsh = Files.readString(prefix.resolve("share/zsh/site-functions/_confine"));
     assertThat(zsh).startsWith("#compdef confine\n").contains("bashcompinit").contains(bash);
   }
