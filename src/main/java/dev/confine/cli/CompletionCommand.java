@@ -1,12 +1,9 @@
 package dev.confine.cli;
 
 import java.io.PrintStream;
-import java.util.Objects;
-import java.util.concurrent.Callable;
 import picocli.AutoComplete;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Spec;
 
 /**
  * {@code confine completion}: prints the bash completion script of the whole command, generated
@@ -21,19 +18,13 @@ import picocli.CommandLine.Spec;
           + " bashcompinit && bashcompinit').",
       "For example: source <(confine completion)",
     })
-final class CompletionCommand implements Callable<Integer> {
-  private final PrintStream out;
-
-  @Spec private CommandSpec spec;
-
+final class CompletionCommand extends PrintingCommand {
   CompletionCommand(PrintStream out) {
-    this.out = Objects.requireNonNull(out, "out");
+    super(out);
   }
 
   @Override
-  public Integer call() {
-    out.print(AutoComplete.bash("confine", spec.root().commandLine()));
-    out.flush();
-    return 0;
+  String text(CommandSpec root) {
+    return AutoComplete.bash("confine", root.commandLine());
   }
 }
