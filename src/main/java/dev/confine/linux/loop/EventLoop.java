@@ -14,6 +14,7 @@ import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -98,6 +99,15 @@ public final class EventLoop {
   private final MemorySegment events;
   private final MemorySegment wakeBuffer;
 
+  /**
+   * The loop waits in Java ({@link LockSupport#park}), not in {@code epoll_wait}, while it has
+   * nothing to watch, run or time: a thread blocked in a native call holds up the JVM's exit by up
+   * to 300 ms (HotSpot waits for threads in native code to block before it exits), which every
+   * {@code System.exit} of a JVM that ever started the loop would pay. Set by the loop before it
+   * looks a last time; whoever adds work after reads it and unparks the loop.
+   */
+  private volatile boolean idle;
+
   private EventLoop() {
     int ep = Syscalls.epollCreate1(LibC.EPOLL_CLOEXEC());
     if (ep < 0) {
@@ -168,6 +178,7 @@ public final class EventLoop {
       registrations.remove(token);
       throw new ErrnoException("epoll_ctl(ADD)", -r);
     }
+    unparkIfIdle();
     return token;
   }
 
@@ -214,6 +225,32 @@ public final class EventLoop {
   public void execute(Runnable task) {
     tasks.add(task);
     wake();
+    unparkIfIdle();
+  }
+
+  /** After work was published: wakes the loop if it waits in Java (see {@link #idle}). */
+  private void unparkIfIdle() {
+    if (idle) {
+      LockSupport.unpark(thread);
+    }
+  }
+
+  /**
+   * On the loop thread, with nothing to watch, run or time: waits in Java until there is. The flag
+   * is set before the last look, so work added after that look unparks the loop (or leaves it a
+   * permit), and work added before it is seen.
+   */
+  private void parkWhileIdle() {
+    while (registrations.isEmpty() && tasks.isEmpty() && timeoutMillis() < 0) {
+      idle = true;
+      try {
+        if (registrations.isEmpty() && tasks.isEmpty() && timeoutMillis() < 0) {
+          LockSupport.park(this);
+        }
+      } finally {
+        idle = false;
+      }
+    }
   }
 
   /**
@@ -267,6 +304,7 @@ public final class EventLoop {
     long size = epoll_event.sizeof();
     long dataOffset = epoll_event.data$offset();
     while (true) {
+      parkWhileIdle();
       int n = Syscalls.epollWait(epfd, events, MAX_EVENTS, timeoutMillis());
       if (n < 0) {
         if (-n == LibC.EINTR()) {
