@@ -4,6 +4,7 @@ import dev.confine.linux.libc.LibC;
 import dev.confine.linux.sys.Syscalls;
 import dev.confine.linux.tree.TreeLimits;
 import java.io.IOException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -266,6 +267,9 @@ final class V1TreeCgroup implements TreeCgroup {
       if (++uses >= MAX_USES) {
         return false;
       }
+      for (Path d : distinctDirs) {
+        rmdirDescendants(d); // what a member made goes with its tree
+      }
       Path pids = dirs.get("pids");
       if (pids != null && !drained(pids.resolve("pids.current"))) {
         return false;
@@ -313,10 +317,25 @@ final class V1TreeCgroup implements TreeCgroup {
         || limits.any()
         || dirs.containsKey("memory")
         || dirs.containsKey("pids")
-        || dirs.containsKey("cpuacct")) {
+        || dirs.containsKey("cpuacct")
+        || hasDescendants()) {
       return false;
     }
     return ++uses < MAX_USES;
+  }
+
+  /** Whether a member made cgroups beneath this one (see killListed); true when unsure. */
+  private boolean hasDescendants() {
+    try {
+      for (Path d : distinctDirs) {
+        if (withDescendants(d).size() > 1) {
+          return true;
+        }
+      }
+      return false;
+    } catch (IOException e) {
+      return true;
+    }
   }
 
   // Dead processes stay charged to pids.current until they are reaped (orphans by init, which can
@@ -560,16 +579,61 @@ final class V1TreeCgroup implements TreeCgroup {
     }
   }
 
+  /**
+   * SIGKILLs every member of {@code dir} and of every cgroup beneath it: v1 lists only a cgroup's
+   * own members, and a member that can write the cgroup filesystem may have made a cgroup inside
+   * its tree's and moved into it (as a JVM running Confine inside an exec does with its own trees).
+   */
   private static void killListed(Path dir) throws IOException {
-    for (String line : CgroupFiles.readLines(dir.resolve("cgroup.procs"))) {
-      if (line.isBlank()) {
-        continue;
+    for (Path d : withDescendants(dir)) {
+      for (String line : readProcs(d)) {
+        if (line.isBlank()) {
+          continue;
+        }
+        int pid = Integer.parseInt(line.trim());
+        // A thread of this JVM sits in the cgroup while it spawns into it (and would stay if
+        // moving it back failed): its process is listed, and must never be the one killed.
+        if (pid != JVM_PID) {
+          Syscalls.kill(pid, LibC.SIGKILL());
+        }
       }
-      int pid = Integer.parseInt(line.trim());
-      // A thread of this JVM sits in the cgroup while it spawns into it (and would stay if moving
-      // it back failed): its process is listed, and must never be the one killed.
-      if (pid != JVM_PID) {
-        Syscalls.kill(pid, LibC.SIGKILL());
+    }
+  }
+
+  /** The members listed in {@code dir}; none when it was removed meanwhile. */
+  private static List<String> readProcs(Path dir) throws IOException {
+    try {
+      return CgroupFiles.readLines(dir.resolve("cgroup.procs"));
+    } catch (NoSuchFileException e) {
+      return List.of();
+    }
+  }
+
+  /** {@code dir} and every cgroup beneath it, each parent before its children. */
+  static List<Path> withDescendants(Path dir) throws IOException {
+    List<Path> out = new ArrayList<>();
+    out.add(dir);
+    for (int i = 0; i < out.size(); i++) {
+      try (DirectoryStream<Path> children =
+          Files.newDirectoryStream(out.get(i), Files::isDirectory)) {
+        for (Path c : children) {
+          out.add(c);
+        }
+      } catch (NoSuchFileException e) {
+        // removed meanwhile
+      }
+    }
+    return out;
+  }
+
+  /** Removes every cgroup beneath {@code dir}, children first (they must be empty). */
+  private static void rmdirDescendants(Path dir) throws IOException {
+    List<Path> all = withDescendants(dir);
+    for (int i = all.size() - 1; i > 0; i--) {
+      try {
+        CgroupFiles.rmdirIfExists(all.get(i));
+      } catch (NoSuchFileException ignored) {
+        // already gone
       }
     }
   }
@@ -581,10 +645,13 @@ final class V1TreeCgroup implements TreeCgroup {
       return false; // nothing alive or dead in it: cheaper than listing it
     }
     // Opened afresh each time: a v1 pid list is kept with its open file and served again for a
-    // second, so a re-read of an open cgroup.procs would show processes long gone.
-    for (String line : CgroupFiles.readLines(procsDir().resolve("cgroup.procs"))) {
-      if (!line.isBlank() && Integer.parseInt(line.trim()) != JVM_PID) {
-        return true;
+    // second, so a re-read of an open cgroup.procs would show processes long gone. The cgroups
+    // beneath count too (see killListed).
+    for (Path d : withDescendants(procsDir())) {
+      for (String line : readProcs(d)) {
+        if (!line.isBlank() && Integer.parseInt(line.trim()) != JVM_PID) {
+          return true;
+        }
       }
     }
     return false;
@@ -644,6 +711,7 @@ final class V1TreeCgroup implements TreeCgroup {
     IOException first = null;
     for (Path d : distinctDirs) {
       try {
+        rmdirDescendants(d); // made by a member (see killListed): they keep d from going
         CgroupFiles.rmdirIfExists(d);
       } catch (NoSuchFileException ignored) {
         // already gone
