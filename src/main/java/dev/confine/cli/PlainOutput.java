@@ -18,8 +18,8 @@ final class PlainOutput {
   /**
    * Writes {@code outcome} to {@code out} and {@code err}, flushing both.
    *
-   * @param streamedCap where a streamed output was cut (the cap), or -1 when the output was kept
-   *     (then cut at what the result holds)
+   * @param streamedCap where a streamed output was cut (the cap); a result that holds its bytes (a
+   *     fake's, or one whose stream could not start) was cut at what it holds
    */
   static void write(Outcome outcome, PrintStream out, PrintStream err, long streamedCap) {
     ExecResult r = outcome.result();
@@ -42,7 +42,7 @@ final class PlainOutput {
 
   /** Where a truncated output was cut: the cap when streamed, else what was kept. */
   private static long cut(long streamedCap, int kept) {
-    return streamedCap >= 0 && kept == 0 ? streamedCap : kept;
+    return kept == 0 ? streamedCap : kept;
   }
 
   /**

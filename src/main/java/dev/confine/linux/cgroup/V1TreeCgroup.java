@@ -613,6 +613,9 @@ final class V1TreeCgroup implements TreeCgroup {
   static List<Path> withDescendants(Path dir) throws IOException {
     List<Path> out = new ArrayList<>();
     out.add(dir);
+    if (!hasSubdirectories(dir)) {
+      return out; // the usual case, on every exec's end: one stat, no listing
+    }
     for (int i = 0; i < out.size(); i++) {
       try (DirectoryStream<Path> children =
           Files.newDirectoryStream(out.get(i), Files::isDirectory)) {
@@ -624,6 +627,20 @@ final class V1TreeCgroup implements TreeCgroup {
       }
     }
     return out;
+  }
+
+  /**
+   * Whether {@code dir} has a cgroup beneath it: kernfs keeps a directory's link count at 2 plus
+   * its subdirectories, so one stat answers without listing it (true when it cannot be read).
+   */
+  private static boolean hasSubdirectories(Path dir) {
+    try {
+      return ((Number) Files.getAttribute(dir, "unix:nlink")).intValue() != 2;
+    } catch (NoSuchFileException e) {
+      return false;
+    } catch (IOException | RuntimeException e) {
+      return true;
+    }
   }
 
   /** Removes every cgroup beneath {@code dir}, children first (they must be empty). */

@@ -26,11 +26,10 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>When the pipe reaches end of file (or the pump ends otherwise) the pump adds to {@code
  * doneFd}, an eventfd the exec's driver watches, so that the exec learns of it on its own thread.
- * The pipe's fd is closed exactly once, under the pump's lock, by whichever of the thread and
- * {@link #stop} comes first, and every read happens under that lock after checking it is open, so a
- * read never reaches another file that reused the number (the pattern of {@link StdinPump}). After
- * {@link #stop} the pump never touches {@code doneFd}, which the driver then closes. Only a write
- * to the stream that blocks keeps the thread until it returns.
+ * The pipe and the eventfd that wakes the thread are a {@link PumpPipe}, as {@link StdinPump}'s,
+ * whose fds are closed exactly once and never used after. After {@link #stop} the pump never
+ * touches {@code doneFd}, which the driver then closes. Only a write to the stream that blocks
+ * keeps the thread until it returns.
  *
  * <p>Created by the exec's calling thread, never by a confinement thread (the stream is the
  * caller's).
