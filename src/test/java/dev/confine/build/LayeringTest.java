@@ -28,6 +28,8 @@ import org.junit.jupiter.api.Test;
  * life, confinement, cgroups, the /proc sampler, the tree guard, the event loop and spawning to the
  * system calls. Beside them, the test doubles ({@code .testing}, exported for users' own tests)
  * know only the API, the JDK and the host's pure-Java output log, and no library code knows them.
+ * The egress proxy ({@code .net}, its API public and its Netty internals package-private) knows
+ * only the policy API, Netty and the JDK.
  */
 class LayeringTest {
   private static final String API = "dev.confine";
@@ -39,6 +41,7 @@ class LayeringTest {
   private static final String BINDINGS = "dev.confine.linux.libc..";
   private static final String CLI = "dev.confine.cli..";
   private static final String TESTING = "dev.confine.testing..";
+  private static final String NET = "dev.confine.net..";
 
   private static final JavaClasses MAIN =
       new ClassFileImporter()
@@ -119,6 +122,31 @@ class LayeringTest {
         .should()
         .dependOnClassesThat()
         .resideInAnyPackage(LOCAL, CONFINED, CLI)
+        .check(MAIN);
+  }
+
+  @Test
+  void theEgressProxyKnowsOnlyThePolicyApiNettyAndTheJdk() {
+    classes()
+        .that()
+        .resideInAPackage(NET)
+        .should()
+        .onlyDependOnClassesThat(
+            resideInAnyPackage(API, NET, "java..", "javax..", "io.netty..", "org.slf4j.."))
+        .because(
+            "the proxy is a component of its own: any backend (or a person, through confine"
+                + " proxy) uses it, and it uses no backend, engine or command")
+        .check(MAIN);
+  }
+
+  @Test
+  void onlyTheCommandKnowsTheEgressProxyYet() {
+    noClasses()
+        .that()
+        .resideInAnyPackage(API, SESSION, HOST, ENGINE, TESTING)
+        .should()
+        .dependOnClassesThat()
+        .resideInAPackage(NET)
         .check(MAIN);
   }
 

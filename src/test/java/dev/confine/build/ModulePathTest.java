@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
  * where the descriptor is ignored) never see: the descriptor exports the API packages and nothing
  * else, and the {@code confine} command runs from the module path, the engine's native access
  * included. The command's module path is target/classes and the jars of slf4j, its no-op provider
- * and picocli, taken from this JVM's class path.
+ * and picocli and Netty's, taken from this JVM's class path.
  */
 class ModulePathTest {
   /** The exported packages: the API. A new API package goes here and in module-info.java. */
@@ -35,7 +35,8 @@ class ModulePathTest {
           "dev.confine.session",
           "dev.confine.local",
           "dev.confine.confined",
-          "dev.confine.testing");
+          "dev.confine.testing",
+          "dev.confine.net");
 
   private static final Duration TIMEOUT = Duration.ofSeconds(60);
 
@@ -57,14 +58,17 @@ class ModulePathTest {
               assertThat(o.targets()).containsExactly("info.picocli");
             });
     assertThat(d.requires().stream().map(ModuleDescriptor.Requires::name))
+        .filteredOn(name -> !name.startsWith("io.netty."))
         .containsExactlyInAnyOrder("java.base", "org.slf4j", "info.picocli");
   }
 
   @Test
   void asANamedModuleOnlyTheApiPackagesAreReachable() throws Exception {
     // The module resolved in a layer of its own, as on a real module path.
-    ModuleFinder finder =
-        ModuleFinder.of(ApiSurfaceTest.mainClasses(), jarOf(org.slf4j.Logger.class));
+    List<Path> path =
+        new ArrayList<>(List.of(ApiSurfaceTest.mainClasses(), jarOf(org.slf4j.Logger.class)));
+    path.addAll(nettyJars());
+    ModuleFinder finder = ModuleFinder.of(path.toArray(Path[]::new));
     Configuration cf =
         ModuleLayer.boot()
             .configuration()
@@ -126,11 +130,13 @@ class ModulePathTest {
   private static ForkedJvm.Outcome confine(boolean nativeAccess, String... args)
       throws IOException, InterruptedException {
     String modulePath =
-        Stream.of(
-                ApiSurfaceTest.mainClasses(),
-                jarOf(org.slf4j.Logger.class),
-                jarOf(org.slf4j.nop.NOPServiceProvider.class),
-                jarOf(picocli.CommandLine.class))
+        Stream.concat(
+                Stream.of(
+                    ApiSurfaceTest.mainClasses(),
+                    jarOf(org.slf4j.Logger.class),
+                    jarOf(org.slf4j.nop.NOPServiceProvider.class),
+                    jarOf(picocli.CommandLine.class)),
+                nettyJars().stream())
             .map(Path::toString)
             .collect(Collectors.joining(":"));
     List<String> arguments = new ArrayList<>();
@@ -148,6 +154,14 @@ class ModulePathTest {
     arguments.addAll(List.of(args));
     // stderr with stdout: the exact output shows that no JVM or slf4j warning came with it.
     return ForkedJvm.java(arguments, TIMEOUT);
+  }
+
+  /** Netty's jars (the egress proxy's) on this JVM's class path. */
+  private static List<Path> nettyJars() {
+    return Stream.of(System.getProperty("java.class.path").split(java.io.File.pathSeparator))
+        .filter(entry -> entry.contains("/io/netty/"))
+        .map(Path::of)
+        .toList();
   }
 
   /** The jar (or directory) on this JVM's class path that holds {@code type}. */

@@ -1,0 +1,292 @@
+package dev.confine.net;
+
+import dev.confine.NetPolicy;
+import dev.confine.SandboxException;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * The egress proxy: enforces a {@link NetPolicy} of mode ALLOW_LIST or PROXY for whoever connects
+ * to it. One listener speaks both HTTP (absolute-form forwarding and CONNECT tunnels) and SOCKS5
+ * (RFC 1928 CONNECT). Every destination is decided by the policy's rules (seed §12-§13, with the
+ * changes in {@code docs/proxy.md}), the connection goes to the address that was checked, and
+ * refusals say why: HTTP 403 with a line naming the host, the port, the rule or "not in the
+ * allow-list" and the mode; SOCKS5 "connection not allowed by ruleset".
+ *
+ * <pre>{@code
+ * try (EgressProxy proxy = EgressProxy.builder(NetPolicy.allowList(NetRule.allow("example.com")))
+ *         .listenOnLoopback()
+ *         .start()) {
+ *   Map<String, String> env = proxy.environment(); // HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, ...
+ * }
+ * }</pre>
+ *
+ * <p>On a TCP listener clients must present the proxy's secret {@link #token()} (as the password of
+ * HTTP proxy credentials, or of SOCKS5 username/password authentication; any user name), so that
+ * other processes of the same host cannot use the proxy; a unix-socket listener, reachable only
+ * through its private directory, needs none unless asked.
+ */
+public final class EgressProxy implements AutoCloseable {
+  private final ProxyServer server;
+  private final Optional<String> token;
+
+  private EgressProxy(ProxyServer server, Optional<String> token) {
+    this.server = server;
+    this.token = token;
+  }
+
+  /** A builder for a proxy enforcing {@code policy}. */
+  public static Builder builder(NetPolicy policy) {
+    return new Builder(Objects.requireNonNull(policy, "policy"));
+  }
+
+  /** The TCP address it listens on, or empty for a unix socket. */
+  public Optional<InetSocketAddress> address() {
+    return server.address();
+  }
+
+  /** The unix socket it listens on ({@code proxy.sock}, 0600, in a 0700 directory), or empty. */
+  public Optional<Path> socketPath() {
+    return server.socketPath();
+  }
+
+  /** The secret clients must present, or empty when none is required. */
+  public Optional<String> token() {
+    return token;
+  }
+
+  /**
+   * The proxy URL for HTTP clients ({@code http://confine:TOKEN@127.0.0.1:PORT}), or empty for a
+   * unix-socket listener (few clients take one).
+   */
+  public Optional<String> httpUrl() {
+    return address().map(a -> "http://" + userInfo() + hostPort(a));
+  }
+
+  /** The proxy URL for SOCKS5 clients that leave name resolution to the proxy ({@code socks5h}). */
+  public Optional<String> socksUrl() {
+    return address().map(a -> "socks5h://" + userInfo() + hostPort(a));
+  }
+
+  private String userInfo() {
+    return token.map(t -> "confine:" + t + "@").orElse("");
+  }
+
+  private static String hostPort(InetSocketAddress a) {
+    String host = a.getAddress().getHostAddress();
+    return (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + a.getPort();
+  }
+
+  /**
+   * The variables that send common clients (curl, Python, Node, Go, git, pip, JDK HttpClient via
+   * {@code -Djava.net.useSystemProxies}) through this proxy: {@code HTTP_PROXY}, {@code
+   * HTTPS_PROXY}, {@code ALL_PROXY} and their lower-case forms, and an empty {@code NO_PROXY}, so
+   * that nothing bypasses it. Empty for a unix-socket listener.
+   */
+  public Map<String, String> environment() {
+    Map<String, String> env = new LinkedHashMap<>();
+    httpUrl()
+        .ifPresent(
+            http -> {
+              String socks = socksUrl().orElseThrow();
+              for (String name : new String[] {"HTTP_PROXY", "HTTPS_PROXY"}) {
+                env.put(name, http);
+                env.put(name.toLowerCase(java.util.Locale.ROOT), http);
+              }
+              env.put("ALL_PROXY", socks);
+              env.put("all_proxy", socks);
+              env.put("NO_PROXY", "");
+              env.put("no_proxy", "");
+            });
+    return Map.copyOf(env);
+  }
+
+  /** Stops listening, closes every connection and removes the socket and its directory. */
+  @Override
+  public void close() {
+    server.close();
+  }
+
+  /** Builds and starts an {@link EgressProxy}. */
+  public static final class Builder {
+    private final NetPolicy policy;
+    private ProxyServer.Listen listen = new ProxyServer.Listen.UnixSocket();
+    private Boolean requireToken;
+    private HostResolver resolver = HostResolver.system();
+    private ProxyAuditListener audit = new ProxyAuditListener() {};
+    private ProxyHooks hooks = new ProxyHooks() {};
+    private int maxRequestLine = 8192;
+    private int maxHeaderBytes = 32 * 1024;
+    private Duration handshakeTimeout = Duration.ofSeconds(10);
+    private Duration idleTimeout = Duration.ofMinutes(5);
+    private Duration connectTimeout = Duration.ofSeconds(10);
+    private Transport transport = Transport.best();
+    private int threads = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
+
+    private Builder(NetPolicy policy) {
+      this.policy = policy;
+    }
+
+    /** Listens on 127.0.0.1, on a port the kernel picks. Clients need the token by default. */
+    public Builder listenOnLoopback() {
+      return listenOnLoopback(0);
+    }
+
+    /**
+     * Listens on 127.0.0.1:{@code port} (0: the kernel picks). Clients need the token by default.
+     */
+    public Builder listenOnLoopback(int port) {
+      if (port < 0 || port > 65535) {
+        throw SandboxException.of(
+            SandboxException.Kind.VALIDATION, "listen port " + port + " out of range 0..65535");
+      }
+      listen = new ProxyServer.Listen.Loopback(port);
+      return this;
+    }
+
+    /**
+     * Listens on a unix socket in a new private directory (the default). No token by default: only
+     * this user can reach the socket.
+     */
+    public Builder listenOnUnixSocket() {
+      listen = new ProxyServer.Listen.UnixSocket();
+      return this;
+    }
+
+    /**
+     * Serves a listening TCP socket the caller made (for one inside a network namespace, which the
+     * proxy serves from outside it); the proxy owns the descriptor from here on and closes it. No
+     * token by default. Needs Netty's epoll transport.
+     */
+    public Builder listenOn(int listeningSocketFd) {
+      if (listeningSocketFd < 0) {
+        throw SandboxException.of(
+            SandboxException.Kind.VALIDATION, "invalid socket descriptor " + listeningSocketFd);
+      }
+      listen = new ProxyServer.Listen.Descriptor(listeningSocketFd);
+      return this;
+    }
+
+    /** Whether clients must present the token (default: on loopback TCP only). */
+    public Builder requireToken(boolean require) {
+      this.requireToken = require;
+      return this;
+    }
+
+    /** Resolves names (default: {@link HostResolver#system()}). */
+    public Builder resolver(HostResolver resolver) {
+      this.resolver = Objects.requireNonNull(resolver, "resolver");
+      return this;
+    }
+
+    /** Receives every decision and every closed connection. */
+    public Builder audit(ProxyAuditListener audit) {
+      this.audit = Objects.requireNonNull(audit, "audit");
+      return this;
+    }
+
+    /** Hooks for allowed destinations. */
+    public Builder hooks(ProxyHooks hooks) {
+      this.hooks = Objects.requireNonNull(hooks, "hooks");
+      return this;
+    }
+
+    /** The longest request line (default 8 KiB): longer gets 414. */
+    public Builder maxRequestLine(int bytes) {
+      this.maxRequestLine = positive(bytes, "max request line");
+      return this;
+    }
+
+    /** The most header bytes of a request (default 32 KiB): more gets 431. */
+    public Builder maxHeaderBytes(int bytes) {
+      this.maxHeaderBytes = positive(bytes, "max header bytes");
+      return this;
+    }
+
+    /**
+     * How long a client has from connecting to finish asking (its first request head, or its SOCKS5
+     * command); default 10 s.
+     */
+    public Builder handshakeTimeout(Duration timeout) {
+      this.handshakeTimeout = positive(timeout, "handshake timeout");
+      return this;
+    }
+
+    /** How long a connection may carry nothing either way before it is closed; default 5 min. */
+    public Builder idleTimeout(Duration timeout) {
+      this.idleTimeout = positive(timeout, "idle timeout");
+      return this;
+    }
+
+    /** How long connecting to a destination (or the upstream) may take; default 10 s. */
+    public Builder connectTimeout(Duration timeout) {
+      this.connectTimeout = positive(timeout, "connect timeout");
+      return this;
+    }
+
+    private static int positive(int n, String what) {
+      if (n <= 0) {
+        throw SandboxException.of(
+            SandboxException.Kind.VALIDATION, what + " must be positive, got " + n);
+      }
+      return n;
+    }
+
+    private static Duration positive(Duration d, String what) {
+      if (d == null || d.isNegative() || d.isZero()) {
+        throw SandboxException.of(
+            SandboxException.Kind.VALIDATION, what + " must be positive, got " + d);
+      }
+      return d;
+    }
+
+    /** Sets the I/O transport (tests: both are exercised); default epoll where it loads. */
+    Builder transport(Transport transport) {
+      this.transport = transport;
+      return this;
+    }
+
+    /**
+     * Checks the policy and starts the proxy.
+     *
+     * @throws SandboxException VALIDATION for a policy it cannot enforce (mode other than
+     *     ALLOW_LIST or PROXY, an invalid rule pattern or upstream); NOT_AVAILABLE when it cannot
+     *     listen, when the upstream's name does not resolve, or for MITM (not built yet)
+     */
+    public EgressProxy start() {
+      boolean tokenNeeded =
+          requireToken != null ? requireToken : listen instanceof ProxyServer.Listen.Loopback;
+      Optional<String> token = tokenNeeded ? Optional.of(newToken()) : Optional.empty();
+      ProxyServer server =
+          ProxyServer.start(
+              new ProxyServer.Settings(
+                  policy,
+                  listen,
+                  token,
+                  resolver,
+                  audit,
+                  hooks,
+                  maxRequestLine,
+                  maxHeaderBytes,
+                  handshakeTimeout,
+                  idleTimeout,
+                  connectTimeout,
+                  transport,
+                  threads));
+      return new EgressProxy(server, token);
+    }
+
+    private static String newToken() {
+      byte[] bytes = new byte[24];
+      new SecureRandom().nextBytes(bytes);
+      return HexFormat.of().formatHex(bytes);
+    }
+  }
+}

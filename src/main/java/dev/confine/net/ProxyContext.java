@@ -1,0 +1,84 @@
+package dev.confine.net;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.time.Duration;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What every connection's handlers share: the decider, the dialer, the limits, the token, the audit
+ * listener and the hooks.
+ */
+final class ProxyContext {
+  private static final Logger LOG = LoggerFactory.getLogger(ProxyContext.class);
+
+  final Decider decider;
+  final Dialer dialer;
+  final ProxyLimits limits;
+  private final Optional<byte[]> token;
+  private final ProxyAuditListener audit;
+  private final ProxyHooks hooks;
+
+  ProxyContext(
+      Decider decider,
+      Dialer dialer,
+      ProxyLimits limits,
+      Optional<String> token,
+      ProxyAuditListener audit,
+      ProxyHooks hooks) {
+    this.decider = decider;
+    this.dialer = dialer;
+    this.limits = limits;
+    this.token = token.map(t -> t.getBytes(StandardCharsets.UTF_8));
+    this.audit = audit;
+    this.hooks = hooks;
+  }
+
+  /** Whether clients must present the token. */
+  boolean tokenRequired() {
+    return token.isPresent();
+  }
+
+  /** Whether {@code presented} is the token (constant time); true when none is required. */
+  boolean tokenMatches(String presented) {
+    if (token.isEmpty()) {
+      return true;
+    }
+    return presented != null
+        && MessageDigest.isEqual(token.get(), presented.getBytes(StandardCharsets.UTF_8));
+  }
+
+  void decided(ProxyDecision decision) {
+    try {
+      audit.decided(decision);
+    } catch (RuntimeException e) {
+      LOG.warn("the proxy's audit listener failed on a decision", e);
+    }
+  }
+
+  void closed(ProxyDecision decision, long out, long in, long startNanos, String error) {
+    try {
+      audit.closed(
+          new ProxyConnection(
+              decision, out, in, Duration.ofNanos(System.nanoTime() - startNanos), error));
+    } catch (RuntimeException e) {
+      LOG.warn("the proxy's audit listener failed on a closed connection", e);
+    }
+  }
+
+  /** Runs the connect hook: empty when the tunnel may open, else why not. */
+  Optional<String> connectBlocked(String host, int port) {
+    try {
+      hooks.onConnect(host, port);
+      return Optional.empty();
+    } catch (Exception e) {
+      return Optional.of(e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage());
+    }
+  }
+
+  /** Limits on what clients may send and how slowly. */
+  record ProxyLimits(
+      int maxRequestLine, int maxHeaderBytes, Duration handshakeTimeout, Duration idleTimeout) {}
+}

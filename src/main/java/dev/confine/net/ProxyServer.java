@@ -1,0 +1,272 @@
+package dev.confine.net;
+
+import dev.confine.NetMode;
+import dev.confine.NetPolicy;
+import dev.confine.SandboxException;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.handler.timeout.IdleStateEvent;
+import io.netty.handler.timeout.IdleStateHandler;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.net.UnknownHostException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The egress proxy's server: one listener that speaks HTTP (forwarding and CONNECT) and SOCKS5, on
+ * Netty. Built and owned by {@code dev.confine.net.EgressProxy}.
+ */
+final class ProxyServer implements AutoCloseable {
+  private static final int RESOLVER_THREADS = 4;
+
+  private final EventLoopGroup group;
+  private final ExecutorService resolverThreads;
+  private final Channel listener;
+  private final Optional<Path> socketDirectory;
+  private final Transport transport;
+
+  private ProxyServer(
+      EventLoopGroup group,
+      ExecutorService resolverThreads,
+      Channel listener,
+      Optional<Path> socketDirectory,
+      Transport transport) {
+    this.group = group;
+    this.resolverThreads = resolverThreads;
+    this.listener = listener;
+    this.socketDirectory = socketDirectory;
+    this.transport = transport;
+  }
+
+  /** Where the server listens. */
+  public sealed interface Listen {
+    /** TCP on 127.0.0.1, the port given or (0) one the kernel picks. */
+    record Loopback(int port) implements Listen {}
+
+    /** A unix socket {@code proxy.sock} (0600) in a new private (0700) directory. */
+    record UnixSocket() implements Listen {}
+
+    /** A listening TCP socket the caller made (the descriptor is adopted: closed on close). */
+    record Descriptor(int fd) implements Listen {}
+  }
+
+  /** Everything the server needs; see {@code EgressProxy.Builder}. */
+  public record Settings(
+      NetPolicy policy,
+      Listen listen,
+      Optional<String> token,
+      HostResolver resolver,
+      ProxyAuditListener audit,
+      ProxyHooks hooks,
+      int maxRequestLine,
+      int maxHeaderBytes,
+      Duration handshakeTimeout,
+      Duration idleTimeout,
+      Duration connectTimeout,
+      Transport transport,
+      int threads) {}
+
+  /**
+   * Checks the policy, compiles its rules and starts listening.
+   *
+   * @throws SandboxException VALIDATION for a policy this proxy cannot take (mode, rules,
+   *     upstream), NOT_AVAILABLE when it cannot listen or MITM is asked for
+   */
+  public static ProxyServer start(Settings s) {
+    NetPolicy policy = s.policy().validate();
+    if (policy.mode() != NetMode.ALLOW_LIST && policy.mode() != NetMode.PROXY) {
+      throw SandboxException.of(
+          SandboxException.Kind.VALIDATION,
+          "the egress proxy enforces mode allow_list or proxy, not "
+              + Answers.modeName(policy.mode()));
+    }
+    if (policy.mitm() != null && policy.mitm().enabled()) {
+      throw SandboxException.of(
+          SandboxException.Kind.NOT_AVAILABLE,
+          "TLS interception (mitm) is not built into the egress proxy yet");
+    }
+    RuleMatcher matcher = RuleMatcher.compile(policy);
+    Optional<Upstream> upstream =
+        policy.proxy().isEmpty() ? Optional.empty() : Optional.of(Upstream.parse(policy.proxy()));
+    Optional<InetSocketAddress> upstreamAddress = upstream.map(ProxyServer::resolveUpstream);
+    if (s.listen() instanceof Listen.Descriptor && s.transport() != Transport.EPOLL) {
+      throw SandboxException.of(
+          SandboxException.Kind.NOT_AVAILABLE,
+          "adopting a listening socket needs Netty's epoll transport, which cannot load here: "
+              + Transport.epollUnavailability().orElse("it was not chosen"));
+    }
+    ExecutorService resolverThreads = resolverThreads();
+    EventLoopGroup group = s.transport().group(s.threads());
+    Optional<Path> directory = Optional.empty();
+    try {
+      Decider decider =
+          new Decider(policy.mode(), matcher, s.resolver(), resolverThreads, upstream.isPresent());
+      Dialer dialer =
+          new Dialer(s.transport(), upstream, upstreamAddress, (int) s.connectTimeout().toMillis());
+      ProxyContext px =
+          new ProxyContext(
+              decider,
+              dialer,
+              new ProxyContext.ProxyLimits(
+                  s.maxRequestLine(), s.maxHeaderBytes(), s.handshakeTimeout(), s.idleTimeout()),
+              s.token(),
+              s.audit(),
+              s.hooks());
+      ServerBootstrap bootstrap =
+          new ServerBootstrap()
+              .group(group)
+              .childOption(ChannelOption.AUTO_READ, true)
+              .childHandler(new Initializer(px));
+      Channel ch;
+      switch (s.listen()) {
+        case Listen.Loopback l -> {
+          bootstrap
+              .channelFactory(s.transport()::tcpServer)
+              .childOption(ChannelOption.TCP_NODELAY, true);
+          ch =
+              bootstrap
+                  .bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), l.port()))
+                  .sync()
+                  .channel();
+        }
+        case Listen.UnixSocket u -> {
+          directory =
+              Optional.of(
+                  Files.createTempDirectory(
+                      "confine-proxy-",
+                      PosixFilePermissions.asFileAttribute(
+                          PosixFilePermissions.fromString("rwx------"))));
+          Path socket = directory.get().resolve("proxy.sock");
+          bootstrap.channelFactory(s.transport()::unixServer);
+          ch = bootstrap.bind(s.transport().unixAddress(socket)).sync().channel();
+          Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-------"));
+        }
+        case Listen.Descriptor d -> {
+          bootstrap
+              .channelFactory(() -> new EpollServerSocketChannel(d.fd()))
+              .childOption(ChannelOption.TCP_NODELAY, true);
+          ch = bootstrap.register().sync().channel();
+        }
+      }
+      return new ProxyServer(group, resolverThreads, ch, directory, s.transport());
+    } catch (IOException | RuntimeException e) {
+      shutdown(group, resolverThreads, directory);
+      throw SandboxException.of(
+          SandboxException.Kind.NOT_AVAILABLE,
+          "the egress proxy cannot listen: " + e.getMessage(),
+          e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      shutdown(group, resolverThreads, directory);
+      throw SandboxException.of(
+          SandboxException.Kind.INTERRUPTED, "interrupted while starting the egress proxy", e);
+    }
+  }
+
+  private static InetSocketAddress resolveUpstream(Upstream u) {
+    try {
+      return new InetSocketAddress(InetAddress.getByName(u.host()), u.port());
+    } catch (UnknownHostException e) {
+      throw SandboxException.of(
+          SandboxException.Kind.NOT_AVAILABLE,
+          "cannot resolve the upstream proxy " + u + ": no such host",
+          e);
+    }
+  }
+
+  private static ExecutorService resolverThreads() {
+    AtomicInteger n = new AtomicInteger();
+    return Executors.newFixedThreadPool(
+        RESOLVER_THREADS,
+        r -> {
+          Thread t = new Thread(r, "confine-proxy-dns-" + n.incrementAndGet());
+          t.setDaemon(true);
+          return t;
+        });
+  }
+
+  /** The TCP address it listens on, or empty for a unix socket. */
+  public Optional<InetSocketAddress> address() {
+    SocketAddress a = listener.localAddress();
+    return a instanceof InetSocketAddress i ? Optional.of(i) : Optional.empty();
+  }
+
+  /** The unix socket it listens on, or empty for TCP. */
+  public Optional<Path> socketPath() {
+    return socketDirectory.map(d -> d.resolve("proxy.sock"));
+  }
+
+  /** The transport serving it. */
+  public Transport transport() {
+    return transport;
+  }
+
+  /** Stops listening, closes every connection, stops its threads and removes its socket. */
+  @Override
+  public void close() {
+    listener.close().awaitUninterruptibly();
+    shutdown(group, resolverThreads, socketDirectory);
+  }
+
+  private static void shutdown(
+      EventLoopGroup group, ExecutorService resolvers, Optional<Path> dir) {
+    group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
+    resolvers.shutdownNow();
+    dir.ifPresent(
+        d -> {
+          try {
+            Files.deleteIfExists(d.resolve("proxy.sock"));
+            Files.deleteIfExists(d);
+          } catch (IOException e) {
+            // Left for the temp cleaner: nothing listens on it any more.
+          }
+        });
+  }
+
+  /** Each accepted client: idle limit, handshake deadline, then the protocol sniffer. */
+  private static final class Initializer extends ChannelInitializer<Channel> {
+    private final ProxyContext px;
+
+    Initializer(ProxyContext px) {
+      this.px = px;
+    }
+
+    @Override
+    protected void initChannel(Channel ch) {
+      Duration idle = px.limits.idleTimeout();
+      Handshake handshake = new Handshake(ch, px.limits.handshakeTimeout());
+      ch.pipeline()
+          .addLast("idle", new IdleStateHandler(0, 0, idle.toNanos(), TimeUnit.NANOSECONDS))
+          .addLast("idle-close", new IdleCloser())
+          .addLast("sniffer", new Sniffer(px, handshake));
+    }
+  }
+
+  /** Closes a connection that has been idle (no byte either way) for the idle timeout. */
+  private static final class IdleCloser extends ChannelInboundHandlerAdapter {
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+      if (evt instanceof IdleStateEvent) {
+        ctx.close();
+      } else {
+        ctx.fireUserEventTriggered(evt);
+      }
+    }
+  }
+}
