@@ -14,7 +14,8 @@ import picocli.CommandLine;
 
 /**
  * The {@code confine} command: {@code confine exec [OPTIONS] [--] CMD [ARGS...]}, {@code confine
- * shell [OPTIONS] [--] [CMD [ARGS...]]}, {@code confine doctor} and {@code confine completion}.
+ * shell [OPTIONS] [--] [CMD [ARGS...]]}, {@code confine doctor}, {@code confine proxy} and {@code
+ * confine completion}.
  */
 public final class Main {
   /**
@@ -47,7 +48,7 @@ public final class Main {
       };
 
   /** The subcommands built alone when named first; any other first word builds them all. */
-  private static final Set<String> SUBCOMMANDS = Set.of("exec", "shell", "doctor");
+  private static final Set<String> SUBCOMMANDS = Set.of("exec", "shell", "doctor", "proxy");
 
   private Main() {}
 
@@ -82,6 +83,9 @@ public final class Main {
     }
     if (named.equals("doctor") || !SUBCOMMANDS.contains(named)) {
       cli.addSubcommand(new CommandLine(new DoctorCommand(out, factory)));
+    }
+    if (named.equals("proxy") || !SUBCOMMANDS.contains(named)) {
+      cli.addSubcommand(new CommandLine(new ProxyCommand(out, err)));
     }
     if (!SUBCOMMANDS.contains(named)) {
       cli.addSubcommand(new CommandLine(new CompletionCommand(out)));

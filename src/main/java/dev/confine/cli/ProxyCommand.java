@@ -1,0 +1,295 @@
+package dev.confine.cli;
+
+import dev.confine.NetAction;
+import dev.confine.NetMode;
+import dev.confine.NetPolicy;
+import dev.confine.NetRule;
+import dev.confine.SandboxException;
+import dev.confine.net.EgressProxy;
+import dev.confine.net.ProxyAuditListener;
+import dev.confine.net.ProxyConnection;
+import dev.confine.net.ProxyDecision;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.ITypeConverter;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.TypeConversionException;
+
+/**
+ * {@code confine proxy}: the egress proxy on its own, for any sandbox or a person. Prints the
+ * variables that send clients through it ({@code NAME=value} lines) on stdout, then serves until it
+ * is interrupted or terminated.
+ */
+@Command(
+    name = "proxy",
+    mixinStandardHelpOptions = true,
+    versionProvider = Version.class,
+    description =
+        "Runs the egress proxy (HTTP forwarding, CONNECT and SOCKS5 on one listener) enforcing the"
+            + " rules given, until interrupted. Prints HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and their"
+            + " lower-case forms as NAME=value lines on stdout; clients must present the token they"
+            + " carry (on a unix socket: none).")
+final class ProxyCommand implements Callable<Integer> {
+  private final PrintStream out;
+  private final PrintStream err;
+  private final CountDownLatch stop;
+
+  @Spec private CommandSpec spec;
+
+  @Option(
+      names = "--listen",
+      paramLabel = "ADDR",
+      description =
+          "127.0.0.1:PORT (PORT 0: one the kernel picks; the default) or 'unix' (a private"
+              + " socket, its path printed on stderr).")
+  private String listen = "127.0.0.1:0";
+
+  @Option(
+      names = "--allow-host",
+      paramLabel = "HOST",
+      description = "Allow HOST (a name and its subdomains, *.name, an IP or a CIDR) on any port.")
+  private List<String> allowHosts = new ArrayList<>();
+
+  @Option(names = "--deny-host", paramLabel = "HOST", description = "Deny HOST on any port.")
+  private List<String> denyHosts = new ArrayList<>();
+
+  @Option(
+      names = "--rule",
+      paramLabel = "RULE",
+      converter = RuleConverter.class,
+      description = "'allow HOST[:PORT]' or 'deny HOST[:PORT]' ([v6]:PORT for IPv6 with a port).")
+  private List<NetRule> rules = new ArrayList<>();
+
+  @Option(
+      names = "--upstream",
+      paramLabel = "URL",
+      description = "Chain to this proxy: http://[user:pass@]host:port or socks5://... .")
+  private String upstream = "";
+
+  @Option(
+      names = "--mode",
+      paramLabel = "MODE",
+      converter = ModeConverter.class,
+      description =
+          "allow_list (deny what no rule allows; the default without --upstream) or proxy (allow"
+              + " what no rule denies; the default with --upstream).")
+  private NetMode mode;
+
+  @Option(
+      names = "--audit",
+      paramLabel = "FILE",
+      description = "Append one JSON line per decision and per closed connection ('-': stdout).")
+  private String audit;
+
+  ProxyCommand(PrintStream out, PrintStream err) {
+    this(out, err, new CountDownLatch(1));
+  }
+
+  /** A command that serves until {@code stop} is counted down (tests) or the JVM ends. */
+  ProxyCommand(PrintStream out, PrintStream err, CountDownLatch stop) {
+    this.out = out;
+    this.err = err;
+    this.stop = stop;
+  }
+
+  @Override
+  public Integer call() throws IOException {
+    NetPolicy policy = policy();
+    EgressProxy.Builder builder = EgressProxy.builder(policy);
+    if (listen.equals("unix")) {
+      builder.listenOnUnixSocket();
+    } else {
+      builder.listenOnLoopback(loopbackPort(listen));
+    }
+    Audit sink = audit == null ? null : new Audit(audit.equals("-") ? out : open(Path.of(audit)));
+    if (sink != null) {
+      builder.audit(sink);
+    }
+    EgressProxy proxy;
+    try {
+      proxy = builder.start();
+    } catch (SandboxException e) {
+      err.println("confine: " + e.getMessage());
+      err.flush();
+      return e.kind() == SandboxException.Kind.VALIDATION
+          ? ExitStatus.USAGE
+          : ExitStatus.CONFINE_FAILED;
+    }
+    Thread closer = new Thread(proxy::close, "confine-proxy-close");
+    Runtime.getRuntime().addShutdownHook(closer);
+    try (proxy) {
+      for (Map.Entry<String, String> e : new java.util.TreeMap<>(proxy.environment()).entrySet()) {
+        out.println(e.getKey() + "=" + e.getValue());
+      }
+      out.flush();
+      proxy.socketPath().ifPresent(p -> err.println("confine: egress proxy listening on " + p));
+      proxy
+          .address()
+          .ifPresent(
+              a -> err.println("confine: egress proxy listening on 127.0.0.1:" + a.getPort()));
+      err.flush();
+      stop.await();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } finally {
+      try {
+        Runtime.getRuntime().removeShutdownHook(closer);
+      } catch (IllegalStateException e) {
+        // The JVM is shutting down: the hook closes the proxy.
+      }
+    }
+    return 0;
+  }
+
+  private NetPolicy policy() {
+    List<NetRule> all = new ArrayList<>(rules);
+    denyHosts.forEach(h -> all.add(NetRule.deny(h)));
+    allowHosts.forEach(h -> all.add(NetRule.allow(h)));
+    NetMode m = mode != null ? mode : upstream.isEmpty() ? NetMode.ALLOW_LIST : NetMode.PROXY;
+    return NetPolicy.builder().mode(m).rules(all).proxy(upstream).build();
+  }
+
+  private int loopbackPort(String address) {
+    String prefix = "127.0.0.1:";
+    String port = address.startsWith(prefix) ? address.substring(prefix.length()) : "";
+    if (port.isEmpty()
+        || port.length() > 5
+        || !port.chars().allMatch(Character::isDigit)
+        || Integer.parseInt(port) > 65535) {
+      throw new picocli.CommandLine.ParameterException(
+          spec.commandLine(),
+          "--listen takes 127.0.0.1:PORT or unix, not "
+              + JsonString.quote(address)
+              + " (the proxy never listens beyond loopback)");
+    }
+    return Integer.parseInt(port);
+  }
+
+  private static OutputStream open(Path file) throws IOException {
+    return Files.newOutputStream(
+        file, StandardOpenOption.CREATE, StandardOpenOption.APPEND, StandardOpenOption.WRITE);
+  }
+
+  /** Writes audit events as JSON lines, one write and flush each. */
+  static final class Audit implements ProxyAuditListener {
+    private final PrintWriter w;
+
+    Audit(OutputStream sink) {
+      this.w = new PrintWriter(new java.io.OutputStreamWriter(sink, StandardCharsets.UTF_8), false);
+    }
+
+    @Override
+    public synchronized void decided(ProxyDecision d) {
+      StringBuilder b = new StringBuilder("{\"event\":\"decision\"");
+      decision(b, d);
+      w.println(b.append('}'));
+      w.flush();
+    }
+
+    @Override
+    public synchronized void closed(ProxyConnection c) {
+      StringBuilder b = new StringBuilder("{\"event\":\"closed\"");
+      decision(b, c.decision());
+      b.append(",\"bytes_out\":").append(c.bytesOut());
+      b.append(",\"bytes_in\":").append(c.bytesIn());
+      b.append(",\"duration_ms\":").append(c.duration().toMillis());
+      field(b, "error", c.error());
+      w.println(b.append('}'));
+      w.flush();
+    }
+
+    private static void decision(StringBuilder b, ProxyDecision d) {
+      field(b, "protocol", d.protocol().name().toLowerCase(Locale.ROOT));
+      field(b, "host", d.host());
+      b.append(",\"port\":").append(d.port());
+      field(b, "action", d.action().toString());
+      field(b, "rule", d.rule());
+      field(b, "mode", d.mode().name().toLowerCase(Locale.ROOT));
+      field(b, "reason", d.reason());
+      field(b, "address", d.address());
+    }
+
+    private static void field(StringBuilder b, String name, String value) {
+      b.append(",\"").append(name).append("\":");
+      JsonString.appendQuoted(b, value);
+    }
+  }
+
+  /** {@code allow HOST[:PORT]} or {@code deny HOST[:PORT]}. */
+  static final class RuleConverter implements ITypeConverter<NetRule> {
+    @Override
+    public NetRule convert(String value) {
+      String[] words = value.strip().split("\\s+");
+      if (words.length != 2) {
+        throw new TypeConversionException(
+            "a rule is 'allow HOST[:PORT]' or 'deny HOST[:PORT]', not " + JsonString.quote(value));
+      }
+      NetAction action =
+          switch (words[0].toLowerCase(Locale.ROOT)) {
+            case "allow" -> NetAction.ALLOW;
+            case "deny" -> NetAction.DENY;
+            default ->
+                throw new TypeConversionException(
+                    "a rule starts with allow or deny, not " + JsonString.quote(words[0]));
+          };
+      String target = words[1];
+      String host = target;
+      int port = 0;
+      int colon = target.lastIndexOf(':');
+      boolean bracketed = target.startsWith("[");
+      if (bracketed) {
+        int close = target.indexOf(']');
+        if (close < 0) {
+          throw new TypeConversionException("unclosed '[' in rule " + JsonString.quote(value));
+        }
+        host = target.substring(1, close);
+        port = close + 1 < target.length() ? port(target.substring(close + 1), value) : 0;
+      } else if (colon >= 0 && target.indexOf(':') == colon) {
+        host = target.substring(0, colon);
+        port = port(target.substring(colon), value);
+      }
+      return new NetRule(action, host, port);
+    }
+
+    private static int port(String colonPort, String rule) {
+      String p = colonPort.startsWith(":") ? colonPort.substring(1) : "";
+      if (p.isEmpty()
+          || p.length() > 5
+          || !p.chars().allMatch(Character::isDigit)
+          || Integer.parseInt(p) < 1
+          || Integer.parseInt(p) > 65535) {
+        throw new TypeConversionException("invalid port in rule " + JsonString.quote(rule));
+      }
+      return Integer.parseInt(p);
+    }
+  }
+
+  /** {@code allow_list} or {@code proxy}. */
+  static final class ModeConverter implements ITypeConverter<NetMode> {
+    @Override
+    public NetMode convert(String value) {
+      return switch (value.toLowerCase(Locale.ROOT).replace('-', '_')) {
+        case "allow_list" -> NetMode.ALLOW_LIST;
+        case "proxy" -> NetMode.PROXY;
+        default ->
+            throw new TypeConversionException(
+                "the proxy's mode is allow_list or proxy, not " + JsonString.quote(value));
+      };
+    }
+  }
+}
