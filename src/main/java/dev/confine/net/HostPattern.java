@@ -122,6 +122,11 @@ abstract sealed class HostPattern {
       this.dotBase = "." + base;
     }
 
+    /** The name itself: it matches a host that is it or ends with it after a dot. */
+    String base() {
+      return base;
+    }
+
     @Override
     public boolean isIp() {
       return false;
@@ -140,11 +145,18 @@ abstract sealed class HostPattern {
 
   /** {@code *.example.com}: the names below it, not the name itself. */
   static final class Wildcard extends HostPattern {
+    private final String base;
     private final String dotBase;
 
     Wildcard(String raw, String base) {
       super(raw);
+      this.base = base;
       this.dotBase = "." + base;
+    }
+
+    /** The name after {@code *.}: it matches a host that ends with it after a dot. */
+    String base() {
+      return base;
     }
 
     @Override

@@ -5,7 +5,9 @@ import dev.confine.NetPolicy;
 import dev.confine.NetRule;
 import dev.confine.SandboxException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * A policy's rules, compiled once: the policy's {@code rules} in order, then its {@code allowHosts}
@@ -14,12 +16,31 @@ import java.util.List;
  * no match (the caller applies the mode's default).
  */
 final class RuleMatcher {
-  private final List<Compiled> nameRules;
+  private final Map<String, List<Compiled>> byName;
+  private final Map<String, List<Compiled>> byWildcard;
   private final List<Compiled> ipRules;
 
   private RuleMatcher(List<Compiled> nameRules, List<Compiled> ipRules) {
-    this.nameRules = nameRules;
+    this.byName = index(nameRules, false);
+    this.byWildcard = index(nameRules, true);
     this.ipRules = ipRules;
+  }
+
+  /** Name (or wildcard) rules by the name they are anchored at, each list in rule order. */
+  private static Map<String, List<Compiled>> index(List<Compiled> rules, boolean wildcards) {
+    Map<String, List<Compiled>> index = new HashMap<>();
+    for (Compiled c : rules) {
+      String base =
+          switch (c.pattern()) {
+            case HostPattern.Name n when !wildcards -> n.base();
+            case HostPattern.Wildcard w when wildcards -> w.base();
+            default -> null;
+          };
+      if (base != null) {
+        index.computeIfAbsent(base, b -> new ArrayList<>()).add(c);
+      }
+    }
+    return index;
   }
 
   /** A rule's outcome: the action, the rule's description, and whether any rule matched. */
@@ -27,7 +48,8 @@ final class RuleMatcher {
     static final Match NONE = new Match(NetAction.ALLOW, "", false);
   }
 
-  private record Compiled(NetAction action, HostPattern pattern, int port, String description) {
+  private record Compiled(
+      int order, NetAction action, HostPattern pattern, int port, String description) {
     boolean matchesPort(int p) {
       return port == 0 || port == p;
     }
@@ -52,8 +74,9 @@ final class RuleMatcher {
         throw SandboxException.of(
             SandboxException.Kind.VALIDATION, "net rule " + i + ": " + e.getMessage());
       }
-      add(new Compiled(r.action(), pattern, r.port(), r.toString()), names, ips);
+      add(new Compiled(i, r.action(), pattern, r.port(), r.toString()), names, ips);
     }
+    int order = rules.size();
     for (String host : policy.allowHosts()) {
       HostPattern pattern;
       try {
@@ -63,7 +86,10 @@ final class RuleMatcher {
             SandboxException.Kind.VALIDATION,
             "allow_hosts entry " + Texts.quote(host) + ": " + e.getMessage());
       }
-      add(new Compiled(NetAction.ALLOW, pattern, 0, NetRule.allow(host).toString()), names, ips);
+      add(
+          new Compiled(order++, NetAction.ALLOW, pattern, 0, NetRule.allow(host).toString()),
+          names,
+          ips);
     }
     return new RuleMatcher(List.copyOf(names), List.copyOf(ips));
   }
@@ -82,21 +108,43 @@ final class RuleMatcher {
     return ipRules.stream().anyMatch(c -> c.action() == NetAction.ALLOW);
   }
 
-  /** The rules for a normalised host name ({@link HostNames#normalise}) and port. */
+  /**
+   * The rules for a normalised host name ({@link HostNames#normalise}) and port. Only the rules
+   * anchored at one of the host's suffixes can match, so they are looked up by suffix (one hash
+   * lookup per label) rather than scanned: the cost does not grow with the number of rules.
+   */
   public Match match(String normalisedHost, int port) {
-    for (Compiled c : nameRules) {
-      if (c.action() == NetAction.DENY
-          && c.matchesPort(port)
-          && c.pattern().matchesName(normalisedHost)) {
-        return new Match(NetAction.DENY, c.description(), true);
+    Compiled firstDeny = null;
+    Compiled first = null;
+    int from = 0;
+    while (true) {
+      String suffix = normalisedHost.substring(from);
+      for (Compiled c : byName.getOrDefault(suffix, List.of())) {
+        if (c.matchesPort(port)) {
+          first = earlier(first, c);
+          firstDeny = c.action() == NetAction.DENY ? earlier(firstDeny, c) : firstDeny;
+        }
       }
-    }
-    for (Compiled c : nameRules) {
-      if (c.matchesPort(port) && c.pattern().matchesName(normalisedHost)) {
-        return new Match(c.action(), c.description(), true);
+      if (from > 0) {
+        for (Compiled c : byWildcard.getOrDefault(suffix, List.of())) {
+          if (c.matchesPort(port)) {
+            first = earlier(first, c);
+            firstDeny = c.action() == NetAction.DENY ? earlier(firstDeny, c) : firstDeny;
+          }
+        }
       }
+      int dot = normalisedHost.indexOf('.', from);
+      if (dot < 0) {
+        break;
+      }
+      from = dot + 1;
     }
-    return Match.NONE;
+    Compiled chosen = firstDeny != null ? firstDeny : first;
+    return chosen == null ? Match.NONE : new Match(chosen.action(), chosen.description(), true);
+  }
+
+  private static Compiled earlier(Compiled a, Compiled b) {
+    return a == null || b.order() < a.order() ? b : a;
   }
 
   /** The IP and CIDR rules for an address (4 or 16 bytes, IPv4-mapped unmapped) and port. */
