@@ -38,7 +38,7 @@ abstract sealed class HostPattern {
       if (HostNames.ipLiteral(base).isPresent()) {
         throw new IllegalArgumentException("wildcard " + quote(p) + " of an IP address");
       }
-      return new Wildcard(raw, HostNames.normalise(base));
+      return new Name(raw, HostNames.normalise(base), true);
     }
     if (p.indexOf('*') >= 0) {
       throw new IllegalArgumentException(
@@ -53,7 +53,7 @@ abstract sealed class HostPattern {
     if (slash >= 0) {
       return cidr(raw, p, slash);
     }
-    return new Name(raw, HostNames.normalise(p));
+    return new Name(raw, HostNames.normalise(p), false);
   }
 
   private static HostPattern cidr(String raw, String p, int slash) {
@@ -111,20 +111,30 @@ abstract sealed class HostPattern {
   /** Whether address bytes (4 or 16, unmapped) match; always false for name patterns. */
   public abstract boolean matchesAddress(byte[] address);
 
-  /** {@code example.com}: the name and every name below it. */
+  /**
+   * A name pattern: {@code example.com} (the name and every name below it) or {@code *.example.com}
+   * (only the names below it).
+   */
   static final class Name extends HostPattern {
     private final String base;
     private final String dotBase;
+    private final boolean wildcard;
 
-    Name(String raw, String base) {
+    Name(String raw, String base, boolean wildcard) {
       super(raw);
       this.base = base;
       this.dotBase = "." + base;
+      this.wildcard = wildcard;
     }
 
-    /** The name itself: it matches a host that is it or ends with it after a dot. */
+    /** The name it is anchored at: a host matches if it ends with it after a dot (or is it). */
     String base() {
       return base;
+    }
+
+    /** Whether the base itself is excluded ({@code *.}). */
+    boolean wildcard() {
+      return wildcard;
     }
 
     @Override
@@ -134,39 +144,7 @@ abstract sealed class HostPattern {
 
     @Override
     public boolean matchesName(String host) {
-      return host.equals(base) || host.endsWith(dotBase);
-    }
-
-    @Override
-    public boolean matchesAddress(byte[] address) {
-      return false;
-    }
-  }
-
-  /** {@code *.example.com}: the names below it, not the name itself. */
-  static final class Wildcard extends HostPattern {
-    private final String base;
-    private final String dotBase;
-
-    Wildcard(String raw, String base) {
-      super(raw);
-      this.base = base;
-      this.dotBase = "." + base;
-    }
-
-    /** The name after {@code *.}: it matches a host that ends with it after a dot. */
-    String base() {
-      return base;
-    }
-
-    @Override
-    public boolean isIp() {
-      return false;
-    }
-
-    @Override
-    public boolean matchesName(String host) {
-      return host.endsWith(dotBase);
+      return host.endsWith(dotBase) || (!wildcard && host.equals(base));
     }
 
     @Override

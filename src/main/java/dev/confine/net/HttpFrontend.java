@@ -32,6 +32,7 @@ import java.util.ArrayDeque;
 import java.util.Base64;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.Consumer;
 
 /**
  * The HTTP side of a client connection: authenticates, then per request decides and either forwards
@@ -217,7 +218,32 @@ final class HttpFrontend extends ChannelInboundHandlerAdapter {
           v.decision().host() + ":" + v.decision().port() + " blocked by hook: " + blocked.get());
       return;
     }
-    Future<Channel> dial = px.dialer.tunnel(ctx.channel().eventLoop(), v.targets());
+    whenDialed(
+        px.dialer.tunnel(ctx.channel().eventLoop(), v.targets()),
+        v,
+        out -> {
+          state = State.TUNNEL;
+          Link link = Link.open(px, out, v.decision(), "");
+          out.pipeline().replace(Holding.NAME, "relay", new Relay(ctx.channel(), link::addIn));
+          // Bytes the client sent after its CONNECT, still in the decoder, follow the relay.
+          ctx.pipeline().replace(this, "relay", new Relay(out, link::addOut));
+          ctx.pipeline().remove(CODEC);
+          ctx.channel()
+              .writeAndFlush(
+                  Unpooled.copiedBuffer(
+                      "HTTP/1.1 200 Connection Established\r\n\r\n", StandardCharsets.US_ASCII));
+          queued.forEach(ReferenceCountUtil::release);
+          queued.clear();
+          ctx.channel().config().setAutoRead(true);
+          out.config().setAutoRead(true);
+        });
+  }
+
+  /**
+   * Runs {@code connected} with the outbound channel once {@code dial} succeeds while this client
+   * still waits for it; answers 502 when it fails, and closes a channel nobody waits for any more.
+   */
+  private void whenDialed(Future<Channel> dial, Verdict v, Consumer<Channel> connected) {
     dial.addListener(
         f -> {
           if (!f.isSuccess()) {
@@ -237,20 +263,7 @@ final class HttpFrontend extends ChannelInboundHandlerAdapter {
             out.close();
             return;
           }
-          state = State.TUNNEL;
-          Link link = Link.open(px, out, v.decision(), "");
-          out.pipeline().replace(Holding.NAME, "relay", new Relay(ctx.channel(), link::addIn));
-          // Bytes the client sent after its CONNECT, still in the decoder, follow the relay.
-          ctx.pipeline().replace(this, "relay", new Relay(out, link::addOut));
-          ctx.pipeline().remove(CODEC);
-          ctx.channel()
-              .writeAndFlush(
-                  Unpooled.copiedBuffer(
-                      "HTTP/1.1 200 Connection Established\r\n\r\n", StandardCharsets.US_ASCII));
-          queued.forEach(ReferenceCountUtil::release);
-          queued.clear();
-          ctx.channel().config().setAutoRead(true);
-          out.config().setAutoRead(true);
+          connected.accept(out);
         });
   }
 
@@ -301,26 +314,10 @@ final class HttpFrontend extends ChannelInboundHandlerAdapter {
       return;
     }
     closeBackend();
-    Future<Channel> dial = px.dialer.forwarding(ctx.channel().eventLoop(), v.targets());
-    dial.addListener(
-        f -> {
-          if (!f.isSuccess()) {
-            Link.failed(px, v.decision(), describe(f.cause()));
-            refuse(
-                HttpResponseStatus.BAD_GATEWAY,
-                "cannot connect to "
-                    + v.decision().host()
-                    + ":"
-                    + v.decision().port()
-                    + ": "
-                    + describe(f.cause()));
-            return;
-          }
-          Channel out = dial.getNow();
-          if (state != State.DECIDING || !ctx.channel().isActive()) {
-            out.close();
-            return;
-          }
+    whenDialed(
+        px.dialer.forwarding(ctx.channel().eventLoop(), v.targets()),
+        v,
+        out -> {
           backend = Link.open(px, out, v.decision(), key);
           out.pipeline()
               .replace(Holding.NAME, "http-client", new HttpClientCodec(8192, 65536, 65536));

@@ -30,14 +30,8 @@ final class RuleMatcher {
   private static Map<String, List<Compiled>> index(List<Compiled> rules, boolean wildcards) {
     Map<String, List<Compiled>> index = new HashMap<>();
     for (Compiled c : rules) {
-      String base =
-          switch (c.pattern()) {
-            case HostPattern.Name n when !wildcards -> n.base();
-            case HostPattern.Wildcard w when wildcards -> w.base();
-            default -> null;
-          };
-      if (base != null) {
-        index.computeIfAbsent(base, b -> new ArrayList<>()).add(c);
+      if (c.pattern() instanceof HostPattern.Name n && n.wildcard() == wildcards) {
+        index.computeIfAbsent(n.base(), b -> new ArrayList<>()).add(c);
       }
     }
     return index;

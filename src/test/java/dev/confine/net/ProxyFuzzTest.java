@@ -2,13 +2,10 @@ package dev.confine.net;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.confine.NetPolicy;
-import dev.confine.NetRule;
 import java.io.IOException;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.Size;
@@ -23,13 +20,7 @@ class ProxyFuzzTest {
 
   @BeforeContainer
   static void start() {
-    proxy =
-        EgressProxy.builder(NetPolicy.allowList(NetRule.allow("origin.test")))
-            .listenOnLoopback()
-            .requireToken(false)
-            .resolver(EgressProxyTest.RESOLVER)
-            .handshakeTimeout(Duration.ofMillis(500))
-            .start();
+    proxy = ProxyHostileInputTest.hostileProxy();
   }
 
   @AfterContainer

@@ -36,13 +36,17 @@ class ProxyHostileInputTest {
 
   @BeforeAll
   static void start() {
-    proxy =
-        EgressProxy.builder(NetPolicy.allowList(NetRule.allow("origin.test")))
-            .listenOnLoopback()
-            .requireToken(false)
-            .resolver(EgressProxyTest.RESOLVER)
-            .handshakeTimeout(Duration.ofMillis(500))
-            .start();
+    proxy = hostileProxy();
+  }
+
+  /** A proxy for hostile clients: no token, a 500 ms handshake deadline. */
+  static EgressProxy hostileProxy() {
+    return EgressProxy.builder(NetPolicy.allowList(NetRule.allow("origin.test")))
+        .listenOnLoopback()
+        .requireToken(false)
+        .resolver(EgressProxyTest.RESOLVER)
+        .handshakeTimeout(Duration.ofMillis(500))
+        .start();
   }
 
   @AfterAll
