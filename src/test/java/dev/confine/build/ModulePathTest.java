@@ -24,8 +24,8 @@ import org.junit.jupiter.api.Test;
  * The library as the named module {@code dev.confine}, which the other tests (on the class path,
  * where the descriptor is ignored) never see: the descriptor exports the API packages and nothing
  * else, and the {@code confine} command runs from the module path, the engine's native access
- * included. The command's module path is target/classes and the jars of slf4j, its no-op provider
- * and picocli, taken from this JVM's class path.
+ * included. The command's module path is target/classes and the jars of slf4j, its no-op provider,
+ * picocli, Netty and BouncyCastle, taken from this JVM's class path.
  */
 class ModulePathTest {
   /** The exported packages: the API. A new API package goes here and in module-info.java. */
@@ -57,14 +57,23 @@ class ModulePathTest {
               assertThat(o.targets()).containsExactly("info.picocli");
             });
     assertThat(d.requires().stream().map(ModuleDescriptor.Requires::name))
-        .containsExactlyInAnyOrder("java.base", "org.slf4j", "info.picocli");
+        .containsExactlyInAnyOrder(
+            "java.base",
+            "org.slf4j",
+            "info.picocli",
+            "io.netty.common",
+            "io.netty.handler",
+            "org.bouncycastle.pkix",
+            "org.bouncycastle.provider");
   }
 
   @Test
   void asANamedModuleOnlyTheApiPackagesAreReachable() throws Exception {
     // The module resolved in a layer of its own, as on a real module path.
-    ModuleFinder finder =
-        ModuleFinder.of(ApiSurfaceTest.mainClasses(), jarOf(org.slf4j.Logger.class));
+    List<Path> paths =
+        new ArrayList<>(List.of(ApiSurfaceTest.mainClasses(), jarOf(org.slf4j.Logger.class)));
+    paths.addAll(nettyAndBouncyCastle());
+    ModuleFinder finder = ModuleFinder.of(paths.toArray(Path[]::new));
     Configuration cf =
         ModuleLayer.boot()
             .configuration()
@@ -126,11 +135,13 @@ class ModulePathTest {
   private static ForkedJvm.Outcome confine(boolean nativeAccess, String... args)
       throws IOException, InterruptedException {
     String modulePath =
-        Stream.of(
-                ApiSurfaceTest.mainClasses(),
-                jarOf(org.slf4j.Logger.class),
-                jarOf(org.slf4j.nop.NOPServiceProvider.class),
-                jarOf(picocli.CommandLine.class))
+        Stream.concat(
+                Stream.of(
+                    ApiSurfaceTest.mainClasses(),
+                    jarOf(org.slf4j.Logger.class),
+                    jarOf(org.slf4j.nop.NOPServiceProvider.class),
+                    jarOf(picocli.CommandLine.class)),
+                nettyAndBouncyCastle().stream())
             .map(Path::toString)
             .collect(Collectors.joining(":"));
     List<String> arguments = new ArrayList<>();
@@ -148,6 +159,24 @@ class ModulePathTest {
     arguments.addAll(List.of(args));
     // stderr with stdout: the exact output shows that no JVM or slf4j warning came with it.
     return ForkedJvm.java(arguments, TIMEOUT);
+  }
+
+  /**
+   * The jars of Netty and BouncyCastle on this JVM's class path: the egress proxy's libraries,
+   * which the module requires, and theirs.
+   */
+  private static List<Path> nettyAndBouncyCastle() {
+    List<Path> jars =
+        Stream.of(System.getProperty("java.class.path").split(java.io.File.pathSeparator))
+            .map(Path::of)
+            .filter(
+                p ->
+                    p.getFileName()
+                        .toString()
+                        .matches("(netty-|bc(prov|pkix|util)-jdk18on-).*\\.jar"))
+            .toList();
+    assertThat(jars).isNotEmpty();
+    return jars;
   }
 
   /** The jar (or directory) on this JVM's class path that holds {@code type}. */
