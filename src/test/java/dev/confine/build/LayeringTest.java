@@ -28,6 +28,8 @@ import org.junit.jupiter.api.Test;
  * life, confinement, cgroups, the /proc sampler, the tree guard, the event loop and spawning to the
  * system calls. Beside them, the test doubles ({@code .testing}, exported for users' own tests)
  * know only the API, the JDK and the host's pure-Java output log, and no library code knows them.
+ * The egress proxy ({@code .net..}, internal) knows only the API, the JDK, Netty and BouncyCastle,
+ * and the API does not know it.
  */
 class LayeringTest {
   private static final String API = "dev.confine";
@@ -39,6 +41,7 @@ class LayeringTest {
   private static final String BINDINGS = "dev.confine.linux.libc..";
   private static final String CLI = "dev.confine.cli..";
   private static final String TESTING = "dev.confine.testing..";
+  private static final String NET = "dev.confine.net..";
 
   private static final JavaClasses MAIN =
       new ClassFileImporter()
@@ -76,7 +79,7 @@ class LayeringTest {
         .resideInAnyPackage(API, SESSION)
         .should()
         .dependOnClassesThat()
-        .resideInAnyPackage(LOCAL, CONFINED, HOST, ENGINE, CLI)
+        .resideInAnyPackage(LOCAL, CONFINED, HOST, ENGINE, CLI, NET)
         .check(MAIN);
   }
 
@@ -234,6 +237,21 @@ class LayeringTest {
         .whereLayer("spawn")
         .mayOnlyBeAccessedByLayers(
             "front door", "child", "confinement", "cgroup", "proc", "tree", "loop")
+        .check(MAIN);
+  }
+
+  @Test
+  void theEgressProxyKnowsOnlyTheApiTheJdkNettyAndBouncyCastle() {
+    classes()
+        .that()
+        .resideInAPackage(NET)
+        .should()
+        .onlyDependOnClassesThat(
+            resideInAnyPackage(API, NET, "java..", "javax..", "io.netty..", "org.bouncycastle.."))
+        .because(
+            "the proxy and its TLS interception are a layer of their own beside the backends: the"
+                + " policy types, Netty and BouncyCastle, no backend, .host, engine or command")
+        .allowEmptyShould(true)
         .check(MAIN);
   }
 
