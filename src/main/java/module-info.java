@@ -8,7 +8,8 @@
  * {@code dev.confine.testing} (test doubles for your own tests: a runner, a session manager and a
  * session that run nothing). What the host backends share ({@code dev.confine.host}), the engine
  * ({@code dev.confine.linux} and its packages by job, its generated libc bindings in {@code
- * dev.confine.linux.libc}) and the {@code confine} command ({@code dev.confine.cli}) are internal:
+ * dev.confine.linux.libc}), the egress proxy's TLS interception material ({@code
+ * dev.confine.net.tls}) and the {@code confine} command ({@code dev.confine.cli}) are internal:
  * they are not exported and may change in any release.
  *
  * <p>The engine calls libc through the Foreign Function &amp; Memory API: on the module path start
@@ -30,6 +31,11 @@ module dev.confine {
   requires io.netty.transport;
   requires io.netty.transport.classes.epoll;
   requires io.netty.transport.unix.common;
+
+  // BouncyCastle builds the certificates of the egress proxy's TLS interception
+  // (dev.confine.net.tls); it is never registered as a JCA provider.
+  requires org.bouncycastle.pkix;
+  requires org.bouncycastle.provider;
 
   // Only the confine command (dev.confine.cli) uses picocli; the pom makes it optional, so library
   // users need not have it. Running the command on the module path: --add-modules info.picocli.

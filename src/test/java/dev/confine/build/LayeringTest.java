@@ -28,8 +28,9 @@ import org.junit.jupiter.api.Test;
  * life, confinement, cgroups, the /proc sampler, the tree guard, the event loop and spawning to the
  * system calls. Beside them, the test doubles ({@code .testing}, exported for users' own tests)
  * know only the API, the JDK and the host's pure-Java output log, and no library code knows them.
- * The egress proxy ({@code .net}, its API public and its Netty internals package-private) knows
- * only the policy API, Netty and the JDK.
+ * The egress proxy ({@code .net}, its API public and its Netty internals package-private, and its
+ * TLS material in {@code .net.tls}, internal) knows only the policy API, Netty, BouncyCastle and
+ * the JDK.
  */
 class LayeringTest {
   private static final String API = "dev.confine";
@@ -79,7 +80,7 @@ class LayeringTest {
         .resideInAnyPackage(API, SESSION)
         .should()
         .dependOnClassesThat()
-        .resideInAnyPackage(LOCAL, CONFINED, HOST, ENGINE, CLI)
+        .resideInAnyPackage(LOCAL, CONFINED, HOST, ENGINE, CLI, NET)
         .check(MAIN);
   }
 
@@ -126,13 +127,14 @@ class LayeringTest {
   }
 
   @Test
-  void theEgressProxyKnowsOnlyThePolicyApiNettyAndTheJdk() {
+  void theEgressProxyKnowsOnlyThePolicyApiNettyBouncyCastleAndTheJdk() {
     classes()
         .that()
         .resideInAPackage(NET)
         .should()
         .onlyDependOnClassesThat(
-            resideInAnyPackage(API, NET, "java..", "javax..", "io.netty..", "org.slf4j.."))
+            resideInAnyPackage(
+                API, NET, "java..", "javax..", "io.netty..", "org.bouncycastle..", "org.slf4j.."))
         .because(
             "the proxy is a component of its own: any backend (or a person, through confine"
                 + " proxy) uses it, and it uses no backend, engine or command")

@@ -24,8 +24,8 @@ import org.junit.jupiter.api.Test;
  * The library as the named module {@code dev.confine}, which the other tests (on the class path,
  * where the descriptor is ignored) never see: the descriptor exports the API packages and nothing
  * else, and the {@code confine} command runs from the module path, the engine's native access
- * included. The command's module path is target/classes and the jars of slf4j, its no-op provider
- * and picocli and Netty's, taken from this JVM's class path.
+ * included. The command's module path is target/classes and the jars of slf4j, its no-op provider,
+ * picocli, Netty and BouncyCastle, taken from this JVM's class path.
  */
 class ModulePathTest {
   /** The exported packages: the API. A new API package goes here and in module-info.java. */
@@ -59,16 +59,21 @@ class ModulePathTest {
             });
     assertThat(d.requires().stream().map(ModuleDescriptor.Requires::name))
         .filteredOn(name -> !name.startsWith("io.netty."))
-        .containsExactlyInAnyOrder("java.base", "org.slf4j", "info.picocli");
+        .containsExactlyInAnyOrder(
+            "java.base",
+            "org.slf4j",
+            "info.picocli",
+            "org.bouncycastle.pkix",
+            "org.bouncycastle.provider");
   }
 
   @Test
   void asANamedModuleOnlyTheApiPackagesAreReachable() throws Exception {
     // The module resolved in a layer of its own, as on a real module path.
-    List<Path> path =
+    List<Path> paths =
         new ArrayList<>(List.of(ApiSurfaceTest.mainClasses(), jarOf(org.slf4j.Logger.class)));
-    path.addAll(nettyJars());
-    ModuleFinder finder = ModuleFinder.of(path.toArray(Path[]::new));
+    paths.addAll(nettyAndBouncyCastle());
+    ModuleFinder finder = ModuleFinder.of(paths.toArray(Path[]::new));
     Configuration cf =
         ModuleLayer.boot()
             .configuration()
@@ -136,7 +141,7 @@ class ModulePathTest {
                     jarOf(org.slf4j.Logger.class),
                     jarOf(org.slf4j.nop.NOPServiceProvider.class),
                     jarOf(picocli.CommandLine.class)),
-                nettyJars().stream())
+                nettyAndBouncyCastle().stream())
             .map(Path::toString)
             .collect(Collectors.joining(":"));
     List<String> arguments = new ArrayList<>();
@@ -156,12 +161,22 @@ class ModulePathTest {
     return ForkedJvm.java(arguments, TIMEOUT);
   }
 
-  /** Netty's jars (the egress proxy's) on this JVM's class path. */
-  private static List<Path> nettyJars() {
-    return Stream.of(System.getProperty("java.class.path").split(java.io.File.pathSeparator))
-        .filter(entry -> entry.contains("/io/netty/"))
-        .map(Path::of)
-        .toList();
+  /**
+   * The jars of Netty and BouncyCastle on this JVM's class path: the egress proxy's libraries,
+   * which the module requires, and theirs.
+   */
+  private static List<Path> nettyAndBouncyCastle() {
+    List<Path> jars =
+        Stream.of(System.getProperty("java.class.path").split(java.io.File.pathSeparator))
+            .map(Path::of)
+            .filter(
+                p ->
+                    p.getFileName()
+                        .toString()
+                        .matches("(netty-|bc(prov|pkix|util)-jdk18on-).*\\.jar"))
+            .toList();
+    assertThat(jars).isNotEmpty();
+    return jars;
   }
 
   /** The jar (or directory) on this JVM's class path that holds {@code type}. */
