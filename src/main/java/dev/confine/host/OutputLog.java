@@ -237,6 +237,20 @@ public final class OutputLog {
   }
 
   /**
+   * {@link #finish} then {@link #close} as one step: watchers get EXITED then CLOSED, and a reader
+   * blocked at the end sees the close (ProcessClosedException), never the end of output in between.
+   */
+  public void finishAndClose(ProcessExit exit) {
+    lock.lock(); // reentrant: finish and close take it again
+    try {
+      finish(exit);
+      close();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
    * As {@link #read(long, int, long)} without a deadline.
    *
    * @throws InterruptedException when the thread is interrupted while it would wait

@@ -564,9 +564,10 @@ public final class FakeSession implements ProcessSession, ProcessSignaler, Proce
     try {
       first = !closed;
       if (first) {
-        end(KILLED);
+        // One step, so that a reader blocked at the end sees the close and not the end of output.
+        log.finishAndClose(KILLED);
+        exit = exit == null ? KILLED : exit;
         closed = true;
-        log.close();
         changed.signalAll();
       }
       failure = closeFailure;
