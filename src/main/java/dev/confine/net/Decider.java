@@ -71,13 +71,7 @@ final class Decider {
     RuleMatcher.Match byName = matcher.match(name, port);
     if (byName.matched() && byName.action() == NetAction.DENY) {
       return CompletableFuture.completedFuture(
-          verdict(
-              protocol,
-              host,
-              port,
-              Verdict.Outcome.DENY,
-              byName.rule(),
-              "denied by rule " + Texts.quote(byName.rule())));
+          deniedByRule(protocol, host, port, byName.rule(), ""));
     }
     boolean mayAllow = byName.matched() || mode == NetMode.PROXY || matcher.hasIpAllowRules();
     if (!mayAllow) {
@@ -95,13 +89,7 @@ final class Decider {
     String text = HostNames.format(address);
     RuleMatcher.Match m = matcher.matchAddress(address, port);
     if (m.matched() && m.action() == NetAction.DENY) {
-      return verdict(
-          protocol,
-          host,
-          port,
-          Verdict.Outcome.DENY,
-          m.rule(),
-          "denied by rule " + Texts.quote(m.rule()));
+      return deniedByRule(protocol, host, port, m.rule(), "");
     }
     if (m.matched()) {
       return allowed(
@@ -163,17 +151,12 @@ final class Decider {
       byte[] bytes = HostNames.unmapped(a.getAddress());
       RuleMatcher.Match m = matcher.matchAddress(bytes, port);
       if (m.matched() && m.action() == NetAction.DENY) {
-        return verdict(
+        return deniedByRule(
             protocol,
             host,
             port,
-            Verdict.Outcome.DENY,
             m.rule(),
-            name
-                + " resolves to "
-                + HostNames.format(bytes)
-                + ", denied by rule "
-                + Texts.quote(m.rule()));
+            name + " resolves to " + HostNames.format(bytes) + ", ");
       }
       if (m.matched()) {
         ipAllowRule = ipAllowRule == null ? m.rule() : ipAllowRule;
@@ -233,6 +216,17 @@ final class Decider {
     return byName.matched()
         ? "allowed by rule " + Texts.quote(byName.rule())
         : "allowed by the proxy mode";
+  }
+
+  private Verdict deniedByRule(
+      ProxyProtocol protocol, String host, int port, String rule, String before) {
+    return verdict(
+        protocol,
+        host,
+        port,
+        Verdict.Outcome.DENY,
+        rule,
+        before + "denied by rule " + Texts.quote(rule));
   }
 
   private Verdict notInAllowList(ProxyProtocol protocol, String host, int port) {
