@@ -201,7 +201,11 @@ class UpstreamProxiesTest {
 
   @Test
   void aPasswordIsNotSetOnAnAccountTheFixtureDidNotMake() {
+    // what startWithPassword requires first, so that a host without it skips here too
+    HostRequirements.requireProgram("danted");
     HostRequirements.requireRoot();
+    HostRequirements.requireProgram("useradd");
+    HostRequirements.requireProgram("chpasswd");
     assertThatThrownBy(() -> UpstreamSocksProxy.startWithPassword("root", PASSWORD))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("did not make");
