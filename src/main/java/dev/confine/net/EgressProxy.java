@@ -57,6 +57,11 @@ public final class EgressProxy implements AutoCloseable {
     return server.socketPath();
   }
 
+  /** The I/O transport serving it (tests check that each one they ask for is the one used). */
+  Transport transport() {
+    return server.transport();
+  }
+
   /** The secret clients must present, or empty when none is required. */
   public Optional<String> token() {
     return token;

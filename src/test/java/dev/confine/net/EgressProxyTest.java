@@ -72,6 +72,12 @@ class EgressProxyTest {
   }
 
   private EgressProxy start(NetPolicy policy, Transport transport) {
+    EgressProxy proxy = started(policy, transport);
+    assertThat(proxy.transport()).isEqualTo(transport);
+    return proxy;
+  }
+
+  private EgressProxy started(NetPolicy policy, Transport transport) {
     return EgressProxy.builder(policy)
         .listenOnLoopback()
         .resolver(RESOLVER)
@@ -89,12 +95,6 @@ class EgressProxyTest {
               }
             })
         .start();
-  }
-
-  private static Transport[] transports() {
-    return Transport.best() == Transport.EPOLL
-        ? Transport.values()
-        : new Transport[] {Transport.NIO};
   }
 
   private String url(String host, String path) {
