@@ -19,11 +19,13 @@ final class RuleMatcher {
   private final Map<String, List<Compiled>> byName;
   private final Map<String, List<Compiled>> byWildcard;
   private final List<Compiled> ipRules;
+  private final boolean ipAllowRules;
 
   private RuleMatcher(List<Compiled> nameRules, List<Compiled> ipRules) {
     this.byName = index(nameRules, false);
     this.byWildcard = index(nameRules, true);
     this.ipRules = ipRules;
+    this.ipAllowRules = ipRules.stream().anyMatch(c -> c.action() == NetAction.ALLOW);
   }
 
   /** Name (or wildcard) rules by the name they are anchored at, each list in rule order. */
@@ -99,7 +101,7 @@ final class RuleMatcher {
 
   /** Whether any IP literal or CIDR rule allows. */
   public boolean hasIpAllowRules() {
-    return ipRules.stream().anyMatch(c -> c.action() == NetAction.ALLOW);
+    return ipAllowRules;
   }
 
   /**
@@ -108,24 +110,13 @@ final class RuleMatcher {
    * lookup per label) rather than scanned: the cost does not grow with the number of rules.
    */
   public Match match(String normalisedHost, int port) {
-    Compiled firstDeny = null;
-    Compiled first = null;
+    Earliest found = new Earliest(port);
     int from = 0;
     while (true) {
       String suffix = normalisedHost.substring(from);
-      for (Compiled c : byName.getOrDefault(suffix, List.of())) {
-        if (c.matchesPort(port)) {
-          first = earlier(first, c);
-          firstDeny = c.action() == NetAction.DENY ? earlier(firstDeny, c) : firstDeny;
-        }
-      }
+      found.consider(byName.get(suffix));
       if (from > 0) {
-        for (Compiled c : byWildcard.getOrDefault(suffix, List.of())) {
-          if (c.matchesPort(port)) {
-            first = earlier(first, c);
-            firstDeny = c.action() == NetAction.DENY ? earlier(firstDeny, c) : firstDeny;
-          }
-        }
+        found.consider(byWildcard.get(suffix));
       }
       int dot = normalisedHost.indexOf('.', from);
       if (dot < 0) {
@@ -133,12 +124,40 @@ final class RuleMatcher {
       }
       from = dot + 1;
     }
-    Compiled chosen = firstDeny != null ? firstDeny : first;
-    return chosen == null ? Match.NONE : new Match(chosen.action(), chosen.description(), true);
+    return found.match();
   }
 
-  private static Compiled earlier(Compiled a, Compiled b) {
-    return a == null || b.order() < a.order() ? b : a;
+  /** The earliest matching rule and the earliest matching deny among the candidates seen. */
+  private static final class Earliest {
+    private final int port;
+    private Compiled first;
+    private Compiled firstDeny;
+
+    Earliest(int port) {
+      this.port = port;
+    }
+
+    void consider(List<Compiled> candidates) {
+      if (candidates == null) {
+        return;
+      }
+      for (Compiled c : candidates) {
+        if (c.matchesPort(port)) {
+          first = earlier(first, c);
+          firstDeny = c.action() == NetAction.DENY ? earlier(firstDeny, c) : firstDeny;
+        }
+      }
+    }
+
+    /** The first deny if any matched (a deny wins), else the first rule, else no match. */
+    Match match() {
+      Compiled chosen = firstDeny != null ? firstDeny : first;
+      return chosen == null ? Match.NONE : new Match(chosen.action(), chosen.description(), true);
+    }
+
+    private static Compiled earlier(Compiled a, Compiled b) {
+      return a == null || b.order() < a.order() ? b : a;
+    }
   }
 
   /** The IP and CIDR rules for an address (4 or 16 bytes, IPv4-mapped unmapped) and port. */
