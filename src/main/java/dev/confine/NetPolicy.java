@@ -22,7 +22,8 @@ import java.util.Locale;
  * @param allowHosts deprecated allow entries, compiled as allow rules on any port after {@code
  *     rules}
  * @param rules allow and deny rules; a matching deny always wins
- * @param proxy the upstream proxy URL ({@code http://} or {@code socks5://}), or empty for none
+ * @param proxy the upstream proxy URL ({@code http://}, {@code https://} or {@code socks5://}), or
+ *     empty for none
  * @param unixSockets absolute paths of unix sockets the child may reach
  * @param mitm TLS interception, or null for none
  */
@@ -84,8 +85,8 @@ public record NetPolicy(
    * <ol>
    *   <li>the mode is known (a record always holds a known mode; {@link NetMode#ofCode(int)}
    *       rejects unknown codes);
-   *   <li>a proxy URL parses, has scheme {@code http} or {@code socks5} and a host, and has no
-   *       password without a username;
+   *   <li>a proxy URL parses, has scheme {@code http}, {@code https} or {@code socks5} and a host,
+   *       and has no password without a username;
    *   <li>every rule has an action, a non-blank host and a port in 0..65535;
    *   <li>every unix socket path is absolute;
    *   <li>with a MITM policy (enabled or not): a non-negative body cap and no blank host entries.
@@ -151,8 +152,8 @@ public record NetPolicy(
     }
     // Schemes are case-insensitive (RFC 3986); Go's url.Parse lower-cases them too.
     String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
-    if (!scheme.equals("http") && !scheme.equals("socks5")) {
-      throw invalid("proxy scheme " + Quote.of(scheme) + " must be http or socks5");
+    if (!scheme.equals("http") && !scheme.equals("https") && !scheme.equals("socks5")) {
+      throw invalid("proxy scheme " + Quote.of(scheme) + " must be http, https or socks5");
     }
     // Parsed by hand rather than with URI.getHost(), which is null for names URI deems
     // non-standard (underscores, for one) that resolvers and the proxy accept.

@@ -195,6 +195,8 @@ class NetPolicyTest {
         "http://proxy_host.internal:3128",
         "socks5://under_score:1080",
         "http://proxy:3128/path?q=1",
+        "https://proxy:443",
+        "https://user:pw@proxy",
       })
   void validProxyUrlsPass(String url) {
     NetPolicy p = withProxy(url);
@@ -203,17 +205,17 @@ class NetPolicyTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"https://proxy:443", "ftp://proxy", "socks4://proxy", "socks://p"})
+  @ValueSource(strings = {"ftp://proxy", "socks4://proxy", "socks://p", "wss://proxy"})
   void otherSchemesAreRejected(String url) {
     String scheme = url.substring(0, url.indexOf(':'));
 
     assertInvalid(withProxy(url))
-        .hasMessage("sandbox: proxy scheme \"" + scheme + "\" must be http or socks5");
+        .hasMessage("sandbox: proxy scheme \"" + scheme + "\" must be http, https or socks5");
   }
 
   /** Schemes are case-insensitive, as Go's url.Parse treats them. */
   @ParameterizedTest
-  @ValueSource(strings = {"HTTP://proxy:3128", "Socks5://proxy:1080"})
+  @ValueSource(strings = {"HTTP://proxy:3128", "HttpS://proxy", "Socks5://proxy:1080"})
   void schemesAreCaseInsensitive(String url) {
     NetPolicy p = withProxy(url);
 
@@ -223,9 +225,9 @@ class NetPolicyTest {
   @Test
   void proxyWithoutSchemeIsRejectedForItsScheme() {
     assertInvalid(withProxy("//proxy:3128"))
-        .hasMessage("sandbox: proxy scheme \"\" must be http or socks5");
+        .hasMessage("sandbox: proxy scheme \"\" must be http, https or socks5");
     assertInvalid(withProxy("proxy:3128"))
-        .hasMessage("sandbox: proxy scheme \"proxy\" must be http or socks5");
+        .hasMessage("sandbox: proxy scheme \"proxy\" must be http, https or socks5");
   }
 
   @ParameterizedTest

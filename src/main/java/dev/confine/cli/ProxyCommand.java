@@ -10,6 +10,7 @@ import dev.confine.net.ProxyAuditListener;
 import dev.confine.net.ProxyConnection;
 import dev.confine.net.ProxyDecision;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.io.PrintWriter;
@@ -17,6 +18,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.security.cert.CertificateException;
+import java.security.cert.CertificateFactory;
+import java.security.cert.X509Certificate;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -78,8 +82,18 @@ final class ProxyCommand implements Callable<Integer> {
   @Option(
       names = "--upstream",
       paramLabel = "URL",
-      description = "Chain to this proxy: http://[user:pass@]host:port or socks5://... .")
+      description =
+          "Chain to this proxy: http://[user:pass@]host:port, https://... (TLS to the proxy) or"
+              + " socks5://... .")
   private String upstream = "";
+
+  @Option(
+      names = "--outbound-ca",
+      paramLabel = "FILE",
+      description =
+          "Trust the CA certificates in FILE (PEM) on the proxy's own TLS connections (to an"
+              + " https:// upstream) instead of the JDK's trust store.")
+  private Path outboundCa;
 
   @Option(
       names = "--mode",
@@ -115,6 +129,15 @@ final class ProxyCommand implements Callable<Integer> {
       builder.listenOnUnixSocket();
     } else {
       builder.listenOnLoopback(loopbackPort(listen));
+    }
+    if (outboundCa != null) {
+      try {
+        builder.outboundRoots(certificates(outboundCa));
+      } catch (IOException | CertificateException e) {
+        err.println("confine: --outbound-ca " + outboundCa + ": " + e.getMessage());
+        err.flush();
+        return ExitStatus.USAGE;
+      }
     }
     Audit sink = audit == null ? null : new Audit(audit.equals("-") ? out : open(Path.of(audit)));
     if (sink != null) {
@@ -162,6 +185,21 @@ final class ProxyCommand implements Callable<Integer> {
     allowHosts.forEach(h -> all.add(NetRule.allow(h)));
     NetMode m = mode != null ? mode : upstream.isEmpty() ? NetMode.ALLOW_LIST : NetMode.PROXY;
     return NetPolicy.builder().mode(m).rules(all).proxy(upstream).build();
+  }
+
+  /** The certificates in a PEM (or DER) file; at least one. */
+  private static List<X509Certificate> certificates(Path file)
+      throws IOException, CertificateException {
+    try (InputStream in = Files.newInputStream(file)) {
+      List<X509Certificate> found = new ArrayList<>();
+      for (var c : CertificateFactory.getInstance("X.509").generateCertificates(in)) {
+        found.add((X509Certificate) c);
+      }
+      if (found.isEmpty()) {
+        throw new CertificateException("no certificate in it");
+      }
+      return found;
+    }
   }
 
   private int loopbackPort(String address) {

@@ -5,9 +5,12 @@ import dev.confine.SandboxException;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.security.SecureRandom;
+import java.security.cert.X509Certificate;
 import java.time.Duration;
+import java.util.Collection;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -132,6 +135,7 @@ public final class EgressProxy implements AutoCloseable {
     private Duration handshakeTimeout = Duration.ofSeconds(10);
     private Duration idleTimeout = Duration.ofMinutes(5);
     private Duration connectTimeout = Duration.ofSeconds(10);
+    private List<X509Certificate> outboundRoots = List.of();
     private Transport transport = Transport.best();
     private int threads = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
 
@@ -236,6 +240,17 @@ public final class EgressProxy implements AutoCloseable {
       return this;
     }
 
+    /**
+     * The certificate authorities the proxy trusts on its own TLS connections (to an {@code
+     * https://} upstream proxy); default, or when empty, the JDK's trust store (its {@code
+     * cacerts}, or the {@code javax.net.ssl.trustStore} the JVM was started with). The upstream's
+     * certificate must also name the host of its URL.
+     */
+    public Builder outboundRoots(Collection<X509Certificate> roots) {
+      this.outboundRoots = List.copyOf(Objects.requireNonNull(roots, "roots"));
+      return this;
+    }
+
     private static int positive(int n, String what) {
       if (n <= 0) {
         throw SandboxException.of(
@@ -283,6 +298,7 @@ public final class EgressProxy implements AutoCloseable {
                   handshakeTimeout,
                   idleTimeout,
                   connectTimeout,
+                  outboundRoots,
                   transport,
                   threads));
       return new EgressProxy(server, token);

@@ -3,6 +3,7 @@ package dev.confine.net;
 import dev.confine.NetMode;
 import dev.confine.NetPolicy;
 import dev.confine.SandboxException;
+import dev.confine.net.tls.MitmContexts;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
@@ -11,6 +12,7 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.handler.ssl.SslContext;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
 import java.io.IOException;
@@ -21,7 +23,9 @@ import java.net.UnknownHostException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.security.cert.X509Certificate;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -79,6 +83,7 @@ final class ProxyServer implements AutoCloseable {
       Duration handshakeTimeout,
       Duration idleTimeout,
       Duration connectTimeout,
+      List<X509Certificate> outboundRoots,
       Transport transport,
       int threads) {}
 
@@ -118,7 +123,12 @@ final class ProxyServer implements AutoCloseable {
       Decider decider =
           new Decider(policy.mode(), matcher, s.resolver(), resolverThreads, upstream.isPresent());
       Dialer dialer =
-          new Dialer(s.transport(), upstream, upstreamAddress, (int) s.connectTimeout().toMillis());
+          new Dialer(
+              s.transport(),
+              upstream,
+              upstreamAddress,
+              upstream.filter(Upstream::tls).map(u -> outboundTls(s.outboundRoots())),
+              (int) s.connectTimeout().toMillis());
       ProxyContext px =
           new ProxyContext(
               decider,
@@ -177,6 +187,11 @@ final class ProxyServer implements AutoCloseable {
       throw SandboxException.of(
           SandboxException.Kind.INTERRUPTED, "interrupted while starting the egress proxy", e);
     }
+  }
+
+  /** The client TLS context for the proxy's own connections: the given roots, or the JDK's. */
+  private static SslContext outboundTls(List<X509Certificate> roots) {
+    return roots.isEmpty() ? MitmContexts.clientContext() : MitmContexts.clientContext(roots);
   }
 
   private static InetSocketAddress resolveUpstream(Upstream u) {

@@ -12,16 +12,17 @@ import java.util.Optional;
 
 /**
  * The upstream proxy the egress proxy chains to: {@code http://[user:password@]host[:port]} (Basic
- * proxy authentication; port 80 when none, as Go's and curl's clients assume) or {@code
- * socks5://[user:password@]host[:port]} (RFC 1929; port 1080 when none).
+ * proxy authentication; port 80 when none, as Go's and curl's clients assume), {@code https://...}
+ * (the same spoken over TLS to the proxy, its certificate checked against {@code host}; port 443
+ * when none) or {@code socks5://[user:password@]host[:port]} (RFC 1929; port 1080 when none).
  *
- * @param socks whether it is a SOCKS5 proxy (else HTTP)
+ * @param scheme how to speak to it
  * @param host its host
  * @param port its port
  * @param user the user name, or empty for no credentials
  * @param password the password (may be empty)
  */
-record Upstream(boolean socks, String host, int port, String user, String password) {
+record Upstream(Scheme scheme, String host, int port, String user, String password) {
 
   /**
    * Parses a validated {@code NetPolicy.proxy()} URL.
@@ -35,12 +36,14 @@ record Upstream(boolean socks, String host, int port, String user, String passwo
     } catch (URISyntaxException e) {
       throw invalid(url, e.getReason());
     }
-    String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
-    boolean socks =
-        switch (scheme) {
-          case "http" -> false;
-          case "socks5", "socks5h" -> true;
-          default -> throw invalid(url, "scheme " + Texts.quote(scheme) + " is not http or socks5");
+    String name = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
+    Scheme scheme =
+        switch (name) {
+          case "http" -> Scheme.HTTP;
+          case "https" -> Scheme.HTTPS;
+          case "socks5", "socks5h" -> Scheme.SOCKS5;
+          default ->
+              throw invalid(url, "scheme " + Texts.quote(name) + " is not http, https or socks5");
         };
     String host = uri.getHost();
     if (host == null || host.isEmpty()) {
@@ -49,7 +52,7 @@ record Upstream(boolean socks, String host, int port, String user, String passwo
     if (host.startsWith("[") && host.endsWith("]")) {
       host = host.substring(1, host.length() - 1);
     }
-    int port = uri.getPort() >= 0 ? uri.getPort() : socks ? 1080 : 80;
+    int port = uri.getPort() >= 0 ? uri.getPort() : scheme.defaultPort;
     String user = "";
     String password = "";
     String info = uri.getRawUserInfo();
@@ -58,7 +61,30 @@ record Upstream(boolean socks, String host, int port, String user, String passwo
       user = decode(colon < 0 ? info : info.substring(0, colon));
       password = colon < 0 ? "" : decode(info.substring(colon + 1));
     }
-    return new Upstream(socks, host, port, user, password);
+    return new Upstream(scheme, host, port, user, password);
+  }
+
+  /** How the egress proxy speaks to an upstream, and the port it has when its URL names none. */
+  enum Scheme {
+    HTTP(80),
+    HTTPS(443),
+    SOCKS5(1080);
+
+    final int defaultPort;
+
+    Scheme(int defaultPort) {
+      this.defaultPort = defaultPort;
+    }
+  }
+
+  /** Whether it is a SOCKS5 proxy (else HTTP, over TLS or not). */
+  boolean socks() {
+    return scheme == Scheme.SOCKS5;
+  }
+
+  /** Whether the connection to it is TLS. */
+  boolean tls() {
+    return scheme == Scheme.HTTPS;
   }
 
   private static String decode(String s) {
@@ -92,7 +118,7 @@ record Upstream(boolean socks, String host, int port, String user, String passwo
 
   @Override
   public String toString() {
-    return (socks ? "socks5" : "http")
+    return scheme.name().toLowerCase(Locale.ROOT)
         + "://"
         + (user.isEmpty() ? "" : user + ":***@")
         + host

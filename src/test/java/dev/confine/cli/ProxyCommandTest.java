@@ -143,6 +143,8 @@ class ProxyCommandTest {
         "--mode deny_all",
         "--allow-host a*b.example",
         "--upstream ftp://proxy:21",
+        "--outbound-ca /nonexistent/ca.pem",
+        "--outbound-ca /dev/null",
       })
   void badCommandLinesAreUsageErrorsInOneLine(String args) {
     ByteArrayOutputStream out = new ByteArrayOutputStream();

@@ -40,7 +40,7 @@ final class LoopbackServer implements AutoCloseable {
       Pattern.compile("Address already in use|Could not create listening sockets");
 
   private static final int ATTEMPTS = 5;
-  private static final String CONSOLE = "console.log";
+  static final String CONSOLE = "console.log";
 
   /**
    * Writes a server's configuration for {@code port} into {@code dir}; returns its command line.
