@@ -128,13 +128,28 @@ final class ExecCommand implements Callable<Integer> {
   private Outcome run(String rootDir, ExecOptions options) {
     try {
       Runner runner = factory.create(rootDir, policy.maxOutput(), backend);
-      return Outcome.of(runner.exec(command.get(0), command.subList(1, command.size()), options));
+      try {
+        return Outcome.of(runner.exec(command.get(0), command.subList(1, command.size()), options));
+      } finally {
+        if (runner instanceof AutoCloseable closeable) {
+          closeQuietly(closeable);
+        }
+      }
     } catch (SandboxException e) {
       return Outcome.of(e);
     } catch (RuntimeException e) {
       // A bug in a runner is still reported in the promised form, not as a stack trace.
       return Outcome.of(
           new SandboxException(SandboxException.Kind.INTERNAL, "internal error: " + e, e));
+    }
+  }
+
+  /** Releases what the runner holds (a confined runner's egress proxies). */
+  private static void closeQuietly(AutoCloseable closeable) {
+    try {
+      closeable.close();
+    } catch (Exception e) {
+      // The exec's outcome is what the caller needs; the process exits next anyway.
     }
   }
 

@@ -4,12 +4,14 @@ import dev.confine.EnvPolicy;
 import dev.confine.ExecOptions;
 import dev.confine.NetMode;
 import dev.confine.NetPolicy;
+import dev.confine.NetRule;
 import dev.confine.ResourceLimits;
 import dev.confine.SandboxException;
 import java.io.InputStream;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -104,8 +106,35 @@ final class PolicyOptions {
       paramLabel = "MODE",
       converter = NetConverter.class,
       description =
-          "The network CMD may reach: default (the host's) or deny (none; needs --confined).")
+          "The network CMD may reach: default (the host's), deny (none), allow-list (only what an"
+              + " --allow-host allows, through the egress proxy) or proxy (what no --deny-host"
+              + " denies, through --upstream if given); all but default need --confined.")
   private NetMode net = NetMode.DEFAULT;
+
+  @Option(
+      names = "--allow-host",
+      paramLabel = "HOST[:PORT]",
+      converter = NetRuleArgs.Allow.class,
+      description =
+          "With --net allow-list or proxy: allow HOST (a name and its subdomains, *.name, an IP or"
+              + " a CIDR) on PORT, or on any port without one. Loopback and private addresses need"
+              + " an IP or CIDR rule.")
+  private List<NetRule> allowHosts = new ArrayList<>();
+
+  @Option(
+      names = "--deny-host",
+      paramLabel = "HOST[:PORT]",
+      converter = NetRuleArgs.Deny.class,
+      description = "With --net allow-list or proxy: deny HOST (a deny always wins).")
+  private List<NetRule> denyHosts = new ArrayList<>();
+
+  @Option(
+      names = "--upstream",
+      paramLabel = "URL",
+      description =
+          "With --net proxy: send everything through this proxy, http://[user:pass@]host:port,"
+              + " https://... or socks5://... .")
+  private String upstream = "";
 
   @Option(
       names = "--max-processes",
@@ -136,9 +165,35 @@ final class PolicyOptions {
         .stdinStream(stdin)
         .timeout(timeout)
         .env(envPolicy(spec, injectedEnv(spec)))
-        .net(net == NetMode.DENY_ALL ? NetPolicy.denyAll() : NetPolicy.defaults())
+        .net(netPolicy(spec))
         .resources(resources(spec))
         .build();
+  }
+
+  /**
+   * The network policy of {@code --net} and its rules.
+   *
+   * @throws ParameterException for rules without a mode that takes them, or {@code --upstream}
+   *     without {@code --net proxy}
+   */
+  private NetPolicy netPolicy(CommandSpec spec) {
+    boolean rules = !allowHosts.isEmpty() || !denyHosts.isEmpty();
+    if (rules && net != NetMode.ALLOW_LIST && net != NetMode.PROXY) {
+      throw new ParameterException(
+          spec.commandLine(),
+          (allowHosts.isEmpty() ? "--deny-host" : "--allow-host")
+              + " needs --net allow-list or --net proxy");
+    }
+    if (!upstream.isEmpty() && net != NetMode.PROXY) {
+      throw new ParameterException(spec.commandLine(), "--upstream needs --net proxy");
+    }
+    List<NetRule> all = new ArrayList<>(denyHosts);
+    all.addAll(allowHosts);
+    return switch (net) {
+      case DEFAULT -> NetPolicy.defaults();
+      case DENY_ALL -> NetPolicy.denyAll();
+      case ALLOW_LIST, PROXY -> NetPolicy.builder().mode(net).rules(all).proxy(upstream).build();
+    };
   }
 
   private ResourceLimits resources(CommandSpec spec) {
@@ -267,16 +322,18 @@ final class PolicyOptions {
     }
   }
 
-  /** Parses default and deny. */
+  /** Parses default, deny, allow-list and proxy. */
   static final class NetConverter implements ITypeConverter<NetMode> {
     @Override
     public NetMode convert(String value) {
       return switch (value) {
         case "default" -> NetMode.DEFAULT;
         case "deny" -> NetMode.DENY_ALL;
+        case "allow-list", "allow_list" -> NetMode.ALLOW_LIST;
+        case "proxy" -> NetMode.PROXY;
         default ->
             throw new TypeConversionException(
-                "unknown network mode \"" + value + "\" (use default or deny)");
+                "unknown network mode \"" + value + "\" (use default, deny, allow-list or proxy)");
       };
     }
   }

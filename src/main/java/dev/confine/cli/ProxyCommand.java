@@ -1,6 +1,5 @@
 package dev.confine.cli;
 
-import dev.confine.NetAction;
 import dev.confine.NetMode;
 import dev.confine.NetPolicy;
 import dev.confine.NetRule;
@@ -65,17 +64,24 @@ final class ProxyCommand implements Callable<Integer> {
 
   @Option(
       names = "--allow-host",
-      paramLabel = "HOST",
-      description = "Allow HOST (a name and its subdomains, *.name, an IP or a CIDR) on any port.")
-  private List<String> allowHosts = new ArrayList<>();
+      paramLabel = "HOST[:PORT]",
+      converter = NetRuleArgs.Allow.class,
+      description =
+          "Allow HOST (a name and its subdomains, *.name, an IP or a CIDR) on PORT, or on any port"
+              + " without one.")
+  private List<NetRule> allowHosts = new ArrayList<>();
 
-  @Option(names = "--deny-host", paramLabel = "HOST", description = "Deny HOST on any port.")
-  private List<String> denyHosts = new ArrayList<>();
+  @Option(
+      names = "--deny-host",
+      paramLabel = "HOST[:PORT]",
+      converter = NetRuleArgs.Deny.class,
+      description = "Deny HOST on PORT, or on any port without one.")
+  private List<NetRule> denyHosts = new ArrayList<>();
 
   @Option(
       names = "--rule",
       paramLabel = "RULE",
-      converter = RuleConverter.class,
+      converter = NetRuleArgs.Rule.class,
       description = "'allow HOST[:PORT]' or 'deny HOST[:PORT]' ([v6]:PORT for IPv6 with a port).")
   private List<NetRule> rules = new ArrayList<>();
 
@@ -181,8 +187,8 @@ final class ProxyCommand implements Callable<Integer> {
 
   private NetPolicy policy() {
     List<NetRule> all = new ArrayList<>(rules);
-    denyHosts.forEach(h -> all.add(NetRule.deny(h)));
-    allowHosts.forEach(h -> all.add(NetRule.allow(h)));
+    all.addAll(denyHosts);
+    all.addAll(allowHosts);
     NetMode m = mode != null ? mode : upstream.isEmpty() ? NetMode.ALLOW_LIST : NetMode.PROXY;
     return NetPolicy.builder().mode(m).rules(all).proxy(upstream).build();
   }
@@ -265,55 +271,6 @@ final class ProxyCommand implements Callable<Integer> {
     private static void field(StringBuilder b, String name, String value) {
       b.append(",\"").append(name).append("\":");
       JsonString.appendQuoted(b, value);
-    }
-  }
-
-  /** {@code allow HOST[:PORT]} or {@code deny HOST[:PORT]}. */
-  static final class RuleConverter implements ITypeConverter<NetRule> {
-    @Override
-    public NetRule convert(String value) {
-      String[] words = value.strip().split("\\s+");
-      if (words.length != 2) {
-        throw new TypeConversionException(
-            "a rule is 'allow HOST[:PORT]' or 'deny HOST[:PORT]', not " + JsonString.quote(value));
-      }
-      NetAction action =
-          switch (words[0].toLowerCase(Locale.ROOT)) {
-            case "allow" -> NetAction.ALLOW;
-            case "deny" -> NetAction.DENY;
-            default ->
-                throw new TypeConversionException(
-                    "a rule starts with allow or deny, not " + JsonString.quote(words[0]));
-          };
-      String target = words[1];
-      String host = target;
-      int port = 0;
-      int colon = target.lastIndexOf(':');
-      boolean bracketed = target.startsWith("[");
-      if (bracketed) {
-        int close = target.indexOf(']');
-        if (close < 0) {
-          throw new TypeConversionException("unclosed '[' in rule " + JsonString.quote(value));
-        }
-        host = target.substring(1, close);
-        port = close + 1 < target.length() ? port(target.substring(close + 1), value) : 0;
-      } else if (colon >= 0 && target.indexOf(':') == colon) {
-        host = target.substring(0, colon);
-        port = port(target.substring(colon), value);
-      }
-      return new NetRule(action, host, port);
-    }
-
-    private static int port(String colonPort, String rule) {
-      String p = colonPort.startsWith(":") ? colonPort.substring(1) : "";
-      if (p.isEmpty()
-          || p.length() > 5
-          || !p.chars().allMatch(Character::isDigit)
-          || Integer.parseInt(p) < 1
-          || Integer.parseInt(p) > 65535) {
-        throw new TypeConversionException("invalid port in rule " + JsonString.quote(rule));
-      }
-      return Integer.parseInt(p);
     }
   }
 

@@ -122,8 +122,25 @@ final class ConfinedCapabilities {
                         + abi
                         + "): children can signal the JVM"));
     rows.add(netDenyRow(none));
+    String proxiedWhyNot =
+        none != null
+            ? none
+            : ConfinedRunner.proxiedNetworkAvailability(runner.rootless())
+                .unavailabilityCause()
+                .orElse(null);
     for (Dimension d : List.of(Dimension.NET_ALLOW_LIST, Dimension.NET_PROXY)) {
-      rows.add(new Capability(d, false, "needs the network proxy (not built yet)"));
+      rows.add(
+          proxiedWhyNot != null
+              ? new Capability(d, false, proxiedWhyNot)
+              : new Capability(
+                  d,
+                  true,
+                  "private network namespace (only lo) whose one way out is the egress proxy's"
+                      + " listener at 127.0.0.1 in it, served from the host: HTTP forwarding,"
+                      + " CONNECT and SOCKS5 decided by the rules (docs/proxy.md), the proxy"
+                      + " variables set; a program that ignores them reaches nothing (no"
+                      + " transparent redirection yet); the unix-socket allow-list is refused, and"
+                      + " unix sockets on the filesystem (host daemons') stay reachable"));
     }
     rows.add(readOnlyHostRow(none));
     rows.add(

@@ -8,6 +8,7 @@ import dev.confine.ExecOptions;
 import dev.confine.ExecRequest;
 import dev.confine.ExecResult;
 import dev.confine.NetMode;
+import dev.confine.NetPolicy;
 import dev.confine.ResourceLimits;
 import dev.confine.RootedPaths;
 import dev.confine.Runner;
@@ -28,10 +29,12 @@ import dev.confine.linux.confinement.ConfinementThreads.Confinement;
 import dev.confine.linux.confinement.ConfinementThreads.Network;
 import dev.confine.linux.confinement.Credentials;
 import dev.confine.linux.confinement.Landlock;
+import dev.confine.linux.confinement.NetworkNamespace;
 import dev.confine.linux.confinement.SeccompFilter;
 import dev.confine.linux.confinement.ThreadNamespaces;
 import dev.confine.linux.sys.Availability;
 import dev.confine.linux.tree.TreeGuard;
+import dev.confine.net.EgressProxy;
 import dev.confine.session.ProcessInfo;
 import dev.confine.session.ProcessManager;
 import dev.confine.session.ProcessSession;
@@ -42,6 +45,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -90,10 +94,11 @@ import java.util.function.Supplier;
  * a private TMPDIR is reused only when nothing of its last tree can still be alive.
  *
  * <p>Landlock and seccomp need no_new_privs: <b>setuid and file-capability programs (sudo, su, ping
- * on some systems) lose their privileges inside</b>. ALLOW_LIST and PROXY need the network proxy
- * and are NOT_AVAILABLE. A host without Landlock or seccomp filters runs nothing (NOT_AVAILABLE,
- * with the reason). {@link #capabilities()} says which mechanism holds on this host and why the
- * others do not.
+ * on some systems) lose their privileges inside</b>. ALLOW_LIST and PROXY, as root: a private
+ * network namespace per policy whose only way out is the egress proxy's listener in it, the proxy
+ * variables set for the children ({@link #close} stops the proxies); without root NOT_AVAILABLE. A
+ * host without Landlock or seccomp filters runs nothing (NOT_AVAILABLE, with the reason). {@link
+ * #capabilities()} says which mechanism holds on this host and why the others do not.
  *
  * <p>It manages sessions ({@link ProcessManager}) under the same confinement as its execs; a
  * session's private TMPDIR lives until the session is closed.
@@ -102,7 +107,8 @@ import java.util.function.Supplier;
  * most {@value ConfinementThreads#MAX_LIVE}), which only spawn: the rest of the JVM is unaffected.
  * Thread-safe.
  */
-public final class ConfinedRunner implements Runner, EnforcementReporter, ProcessManager {
+public final class ConfinedRunner
+    implements Runner, EnforcementReporter, ProcessManager, AutoCloseable {
   // A session's own pty is added for its spawn alone (ConfinementThreads.spawn); /dev/tty opens
   // the caller's controlling terminal, which is that pty or nothing.
   static final List<String> DEVICES =
@@ -123,6 +129,9 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
   private final Map<Network, Confinement> confinements =
       Collections.synchronizedMap(new EnumMap<>(Network.class));
   private final ProcessRegistry sessions = new ProcessRegistry(this::startSession);
+  // One proxy and namespace per ALLOW_LIST or PROXY policy, for the runner's life.
+  private final Map<NetPolicy, ProxiedNetwork> proxied = new HashMap<>();
+  private boolean closed;
 
   private ConfinedRunner(
       Path root,
@@ -150,8 +159,35 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
                     Enforcement.builder()
                         .envAllowList(true)
                         .filesystemBounds(true)
-                        .netModes(NetMode.DENY_ALL))
+                        .netModes(netModes(rootless)))
                 .build();
+  }
+
+  /** DENY_ALL everywhere; ALLOW_LIST and PROXY where a proxied namespace can be made. */
+  private static NetMode[] netModes(boolean rootless) {
+    return proxiedNetworkAvailability(rootless).isAvailable()
+        ? new NetMode[] {NetMode.DENY_ALL, NetMode.ALLOW_LIST, NetMode.PROXY}
+        : new NetMode[] {NetMode.DENY_ALL};
+  }
+
+  /**
+   * Whether ALLOW_LIST and PROXY hold here: the children get a private network namespace whose only
+   * way out is the egress proxy's listener in it (root, not rootless), served by Netty's epoll
+   * transport (the only one that adopts a socket).
+   */
+  static Availability proxiedNetworkAvailability(boolean rootless) {
+    if (rootless) {
+      return Availability.unavailable(
+          "without a network namespace (rootless forced, or not root) the children's connections"
+              + " would need a seccomp supervisor, which is not built yet");
+    }
+    return ThreadNamespaces.networkAvailability()
+        .prefixed("needs a private network namespace: ")
+        .and(
+            Availability.ofNullable(
+                EgressProxy.adoptedListenerUnavailability()
+                    .map(why -> "the egress proxy " + why)
+                    .orElse(null)));
   }
 
   /** A builder for a runner rooted at {@code rootDir}. */
@@ -224,8 +260,8 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
    * @throws SandboxException NOT_AVAILABLE when Landlock or seccomp filters are unavailable, when
    *     the children are to run as another user and this JVM is not root, when the host is to be
    *     read-only and this JVM cannot make a private mount namespace (not root), for ALLOW_LIST and
-   *     PROXY (they need the network proxy, not built yet), and for caps this host cannot enforce
-   *     (see {@link #capabilities()})
+   *     PROXY without a network namespace (not root, or rootless) or with unix sockets listed,
+   *     after {@link #close}, and for caps this host cannot enforce (see {@link #capabilities()})
    */
   @Override
   public ExecResult exec(String command, List<String> args, ExecOptions options) {
@@ -262,13 +298,15 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
   private Prepared prepare(ExecRequest request) {
     String cmd = request.command();
     ExecOptions opts = request.options();
-    Confinement confinement = confinement(checkPolicy(opts));
+    Network network = checkPolicy(opts);
+    ProxiedNetwork net = network == null ? proxiedNetwork(opts.net()) : null;
+    Confinement confinement = net != null ? net.confinement() : confinement(network);
     WorkDir workDir = WorkDir.check(root, cmd, opts.workDir());
     TreeGuard guard = ConfinementThreads.guard(confinement, caps.guardFor(cmd, opts));
     Path tmp = null;
     try {
       tmp = scratch.take(cmd);
-      return new Prepared(workDir, guard, tmp, environment(opts, tmp));
+      return new Prepared(workDir, guard, tmp, environment(opts, tmp, net));
     } catch (RuntimeException e) {
       if (tmp != null) {
         scratch.giveBack(tmp, false);
@@ -317,7 +355,10 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
     }
   }
 
-  /** Refuses what this host cannot enforce; the network the children get. */
+  /**
+   * Refuses what this host cannot enforce; the network the children get (null: a proxied network,
+   * {@link #proxiedNetwork}).
+   */
   private Network checkPolicy(ExecOptions opts) {
     Engine.availability().ensureAvailable();
     confinement().prefixed("the confinement ").ensureAvailable();
@@ -339,18 +380,76 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
         switch (mode) {
           case DEFAULT -> Network.HOST;
           case DENY_ALL -> denyAllNetwork();
-          case ALLOW_LIST, PROXY ->
-              throw unavailable("net policy " + mode + " needs the network proxy (not built yet)");
+          case ALLOW_LIST, PROXY -> {
+            proxiedNetworkAvailability(rootless)
+                .prefixed("net policy " + mode + " ")
+                .ensureAvailable();
+            if (!opts.net().unixSockets().isEmpty()) {
+              throw unavailable(
+                  "net policy unix sockets: an allow-list of unix sockets is not enforced yet (the"
+                      + " children could connect to any)");
+            }
+            yield null;
+          }
         };
     ExecPolicy.validate(opts, enforcement);
     return network;
   }
 
-  private List<String> environment(ExecOptions opts, Path tmp) {
+  private List<String> environment(ExecOptions opts, Path tmp, ProxiedNetwork net) {
     List<String> env = new ArrayList<>(opts.env().apply(hostEnvironment.entries()));
     env.removeIf(e -> e.startsWith("TMPDIR="));
     env.add("TMPDIR=" + tmp);
+    if (net != null) {
+      // The proxy's variables replace inherited ones; what the caller injects wins.
+      Map<String, String> injected = opts.env().inject();
+      net.environment()
+          .forEach(
+              (name, value) -> {
+                if (injected == null || !injected.containsKey(name)) {
+                  env.removeIf(e -> e.startsWith(name + "="));
+                  env.add(name + "=" + value);
+                }
+              });
+    }
     return env;
+  }
+
+  /**
+   * The proxy and namespace enforcing {@code policy}, made on first use and kept until {@link
+   * #close}.
+   *
+   * @throws SandboxException VALIDATION for a policy the proxy cannot take, NOT_AVAILABLE when the
+   *     namespace or the proxy cannot be made, or the runner is closed
+   */
+  private ProxiedNetwork proxiedNetwork(NetPolicy policy) {
+    synchronized (proxied) {
+      if (closed) {
+        throw unavailable("this runner is closed");
+      }
+      ProxiedNetwork net = proxied.get(policy);
+      if (net == null) {
+        net = ProxiedNetwork.start(policy, this::makeConfinement);
+        proxied.put(policy, net);
+      }
+      return net;
+    }
+  }
+
+  /**
+   * Stops the egress proxies of ALLOW_LIST and PROXY execs and releases their namespaces: children
+   * still running in one lose their way out. Sessions and other execs are not affected; later execs
+   * of those modes are NOT_AVAILABLE. Idempotent.
+   */
+  @Override
+  public void close() {
+    List<ProxiedNetwork> nets;
+    synchronized (proxied) {
+      closed = true;
+      nets = new ArrayList<>(proxied.values());
+      proxied.clear();
+    }
+    nets.forEach(ProxiedNetwork::close);
   }
 
   private static SandboxException notApplied(String cmd, ConfinementException e) {
@@ -361,16 +460,16 @@ public final class ConfinedRunner implements Runner, EnforcementReporter, Proces
   }
 
   private Confinement confinement(Network network) {
-    return confinements.computeIfAbsent(network, this::makeConfinement);
+    return confinements.computeIfAbsent(network, n -> makeConfinement(n, null));
   }
 
-  private Confinement makeConfinement(Network network) {
+  private Confinement makeConfinement(Network network, NetworkNamespace namespace) {
     List<String> writable = new ArrayList<>();
     writable.add(root.toString());
     writable.addAll(writablePaths);
     writable.add(scratch.parent().toString());
     writable.addAll(DEVICES);
-    return new Confinement(writable, network, readOnlyHost, user, null);
+    return new Confinement(writable, network, readOnlyHost, user, null, namespace);
   }
 
   private static SandboxException unavailable(String why) {

@@ -45,6 +45,18 @@ public final class EgressProxy implements AutoCloseable {
     this.token = token;
   }
 
+  /**
+   * Why {@link Builder#listenOn(int)} cannot work here (it needs Netty's epoll transport, which
+   * adopts a socket; NIO cannot), or empty when it can.
+   */
+  public static Optional<String> adoptedListenerUnavailability() {
+    return Transport.best() == Transport.EPOLL
+        ? Optional.empty()
+        : Optional.of(
+            "cannot serve a socket made elsewhere without Netty's epoll transport: "
+                + Transport.epollUnavailability().orElse("it is not used"));
+  }
+
   /** A builder for a proxy enforcing {@code policy}. */
   public static Builder builder(NetPolicy policy) {
     return new Builder(Objects.requireNonNull(policy, "policy"));

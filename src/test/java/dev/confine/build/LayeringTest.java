@@ -30,7 +30,8 @@ import org.junit.jupiter.api.Test;
  * know only the API, the JDK and the host's pure-Java output log, and no library code knows them.
  * The egress proxy ({@code .net}, its API public and its Netty internals package-private, and its
  * TLS material in {@code .net.tls}, internal) knows only the policy API, Netty, BouncyCastle and
- * the JDK.
+ * the JDK; of the library, only the confined backend (its ALLOW_LIST and PROXY) and the command
+ * know it.
  */
 class LayeringTest {
   private static final String API = "dev.confine";
@@ -142,13 +143,16 @@ class LayeringTest {
   }
 
   @Test
-  void onlyTheCommandKnowsTheEgressProxyYet() {
+  void onlyTheConfinedBackendAndTheCommandKnowTheEgressProxy() {
     noClasses()
         .that()
-        .resideInAnyPackage(API, SESSION, HOST, ENGINE, TESTING)
+        .resideInAnyPackage(API, SESSION, LOCAL, HOST, ENGINE, TESTING)
         .should()
         .dependOnClassesThat()
         .resideInAPackage(NET)
+        .because(
+            "the proxy is used through its public API by the backends that enforce ALLOW_LIST"
+                + " and PROXY (the confined runner) and by confine proxy")
         .check(MAIN);
   }
 

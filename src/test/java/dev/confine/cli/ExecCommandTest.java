@@ -742,6 +742,54 @@ class ExecCommandTest {
 
   @Test
   @Tag("root")
+  void asRootNetAllowListReachesOnlyTheAllowedHostsThroughTheProxy(@TempDir Path tmp)
+      throws IOException {
+    HostRequirements.requireRoot();
+    HostRequirements.require(ThreadNamespaces.networkAvailability());
+    HostRequirements.requireProgram("curl");
+    com.sun.net.httpserver.HttpServer origin =
+        com.sun.net.httpserver.HttpServer.create(
+            new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 0), 10);
+    origin.createContext(
+        "/",
+        ex -> {
+          ex.sendResponseHeaders(200, 2);
+          ex.getResponseBody().write("ok".getBytes(UTF_8));
+          ex.close();
+        });
+    origin.start();
+    try {
+      int port = origin.getAddress().getPort();
+      Run r =
+          run(
+              Main.BACKEND,
+              new byte[0],
+              "exec",
+              "--root",
+              tmp.toString(),
+              "--confined",
+              "--net",
+              "allow-list",
+              "--allow-host",
+              "127.0.0.1:" + port,
+              "--deny-host",
+              "denied.test",
+              "--",
+              "sh",
+              "-c",
+              "curl -sS --max-time 10 http://127.0.0.1:"
+                  + port
+                  + "/; echo;"
+                  + " curl -sS -o /dev/null -w '%{http_code}' --max-time 10 http://denied.test/");
+      assertThat(r.status()).as(r.err()).isZero();
+      assertThat(r.outText()).isEqualTo("ok\n403");
+    } finally {
+      origin.stop(0);
+    }
+  }
+
+  @Test
+  @Tag("root")
   void asRootNetDenyIsAPrivateNetworkNamespaceAndTheHostCanBeReadOnly(@TempDir Path tmp)
       throws IOException {
     HostRequirements.requireRoot();
@@ -957,8 +1005,20 @@ class ExecCommandTest {
         Arguments.of(List.of("exec", "--user", "0", "--", "true"), "--user needs --confined"),
         Arguments.of(
             List.of("exec", "--net", "bogus", "--", "true"),
-            "invalid value for option '--net': unknown network mode \"bogus\" (use default or"
-                + " deny)"),
+            "invalid value for option '--net': unknown network mode \"bogus\" (use default, deny,"
+                + " allow-list or proxy)"),
+        Arguments.of(
+            List.of("exec", "--allow-host", "example.com", "--", "true"),
+            "--allow-host needs --net allow-list or --net proxy"),
+        Arguments.of(
+            List.of("exec", "--net", "deny", "--deny-host", "example.com", "--", "true"),
+            "--deny-host needs --net allow-list or --net proxy"),
+        Arguments.of(
+            List.of("exec", "--net", "allow-list", "--upstream", "http://p:1", "--", "true"),
+            "--upstream needs --net proxy"),
+        Arguments.of(
+            List.of("exec", "--net", "allow-list", "--allow-host", "a.example:99999", "--", "true"),
+            "invalid value for option '--allow-host' (HOST[:PORT]): invalid port in \"a.example:99999\""),
         Arguments.of(
             List.of("exec", "--caps", "bogus", "--", "true"),
             "invalid value for option '--caps': unknown caps mechanism \"bogus\""),

@@ -311,7 +311,7 @@ class ConfinedRunnerTest {
   }
 
   @Test
-  void allowListAndProxyAreNotAvailable() {
+  void allowListAndProxyAreNotAvailableWithoutANamespace() {
     for (NetMode mode : List.of(NetMode.ALLOW_LIST, NetMode.PROXY)) {
       NetPolicy net =
           mode == NetMode.ALLOW_LIST
@@ -321,7 +321,8 @@ class ConfinedRunnerTest {
               () -> runner().exec("true", List.of(), ExecOptions.builder().net(net).build()))
           .isInstanceOfSatisfying(
               SandboxException.class, e -> assertThat(e.kind()).isEqualTo(Kind.NOT_AVAILABLE))
-          .hasMessageContaining("network proxy");
+          .hasMessageContaining("net policy " + mode)
+          .hasMessageContaining("seccomp supervisor, which is not built yet");
     }
     // Caps are enforced (ConfinedCapsTest); the CPU throttle needs a cgroup cpu controller.
     if (!runner().enforcement().cpuThrottle()) {

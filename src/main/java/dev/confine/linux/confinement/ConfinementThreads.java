@@ -75,29 +75,34 @@ public final class ConfinementThreads {
   /**
    * A confinement: writes allowed only beneath {@code writable} (sorted, distinct absolute paths
    * without symbolic links), how the network is isolated, whether every other mount is read-only in
-   * a private mount namespace (root), the user the children run as (null: this JVM's), and the
-   * session pty the children may use (null: none; see {@link #spawn}).
+   * a private mount namespace (root), the user the children run as (null: this JVM's), the session
+   * pty the children may use (null: none; see {@link #spawn}), and with {@link Network#NAMESPACE}
+   * the namespace to join (null: a new one for the thread).
    */
   public record Confinement(
       List<String> writable,
       Network network,
       boolean readOnlyHost,
       Credentials.User user,
-      String terminal) {
+      String terminal,
+      NetworkNamespace namespace) {
     /** Sorts and de-duplicates the paths. */
     public Confinement {
       writable = List.copyOf(new TreeSet<>(writable));
       Objects.requireNonNull(network, "network");
+      if (namespace != null && network != Network.NAMESPACE) {
+        throw new IllegalArgumentException("a namespace to join needs Network.NAMESPACE");
+      }
     }
 
-    /** A confinement as this JVM's user and with no pty. */
+    /** A confinement as this JVM's user, with no pty, in a new namespace with NAMESPACE. */
     public Confinement(List<String> writable, Network network, boolean readOnlyHost) {
-      this(writable, network, readOnlyHost, null, null);
+      this(writable, network, readOnlyHost, null, null, null);
     }
 
     /** This confinement with {@code terminal} as its children's pty. */
     Confinement withTerminal(String terminal) {
-      return new Confinement(writable, network, readOnlyHost, user, terminal);
+      return new Confinement(writable, network, readOnlyHost, user, terminal, namespace);
     }
   }
 
@@ -620,13 +625,17 @@ public final class ConfinementThreads {
     }
 
     /**
-     * Confines the calling thread, in this order: namespaces (as root: a Landlock domain forbids
-     * mounting, and bringing loopback up needs an AF_INET socket and CAP_NET_ADMIN); the Landlock
-     * ruleset, built while the thread can still open every path; every capability dropped and, when
-     * asked, the user switched; no_new_privs; the ruleset enforced; the seccomp filter.
+     * Confines the calling thread, in this order: namespaces (as root, a given network namespace
+     * joined or a new one entered: a Landlock domain forbids mounting, and bringing loopback up
+     * needs an AF_INET socket and CAP_NET_ADMIN); the Landlock ruleset, built while the thread can
+     * still open every path; every capability dropped and, when asked, the user switched;
+     * no_new_privs; the ruleset enforced; the seccomp filter.
      */
     private static void apply(Confinement c) {
-      boolean netns = c.network() == Network.NAMESPACE;
+      if (c.namespace() != null) {
+        c.namespace().join();
+      }
+      boolean netns = c.network() == Network.NAMESPACE && c.namespace() == null;
       if (netns || c.readOnlyHost()) {
         List<String> bound = new ArrayList<>(c.writable());
         if (c.terminal() != null) {

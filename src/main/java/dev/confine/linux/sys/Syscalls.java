@@ -174,6 +174,18 @@ public final class Syscalls {
     static final MethodHandle HANDLE = bind("unshare", FunctionDescriptor.of(INT, INT));
   }
 
+  private static final class Setns {
+    static final MethodHandle HANDLE = bind("setns", FunctionDescriptor.of(INT, INT, INT));
+  }
+
+  private static final class Bind {
+    static final MethodHandle HANDLE = bind("bind", FunctionDescriptor.of(INT, INT, ADDR, INT));
+  }
+
+  private static final class Listen {
+    static final MethodHandle HANDLE = bind("listen", FunctionDescriptor.of(INT, INT, INT));
+  }
+
   private static final class Mount {
     static final MethodHandle HANDLE =
         bind("mount", FunctionDescriptor.of(INT, ADDR, ADDR, ADDR, LONG, ADDR));
@@ -654,6 +666,39 @@ public final class Syscalls {
     MemorySegment st = STATE.get();
     try {
       int r = (int) Faccessat.HANDLE.invokeExact(st, dirfd, path, mode, 0);
+      return r < 0 ? -errno(st) : r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /** setns(2) of the namespace {@code fd} refers to, of type {@code nstype}: 0 or -errno. */
+  public static int setns(int fd, int nstype) {
+    MemorySegment st = STATE.get();
+    try {
+      int r = (int) Setns.HANDLE.invokeExact(st, fd, nstype);
+      return r < 0 ? -errno(st) : r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /** bind(2) of socket {@code fd} to the {@code length} bytes of {@code address}: 0 or -errno. */
+  public static int bind(int fd, MemorySegment address, int length) {
+    MemorySegment st = STATE.get();
+    try {
+      int r = (int) Bind.HANDLE.invokeExact(st, fd, address, length);
+      return r < 0 ? -errno(st) : r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /** listen(2): 0 or -errno. */
+  public static int listen(int fd, int backlog) {
+    MemorySegment st = STATE.get();
+    try {
+      int r = (int) Listen.HANDLE.invokeExact(st, fd, backlog);
       return r < 0 ? -errno(st) : r;
     } catch (Throwable t) {
       throw rethrow(t);

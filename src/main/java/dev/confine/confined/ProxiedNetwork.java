@@ -1,0 +1,69 @@
+package dev.confine.confined;
+
+import dev.confine.NetPolicy;
+import dev.confine.SandboxException;
+import dev.confine.linux.confinement.ConfinementException;
+import dev.confine.linux.confinement.ConfinementThreads.Confinement;
+import dev.confine.linux.confinement.ConfinementThreads.Network;
+import dev.confine.linux.confinement.NetworkNamespace;
+import dev.confine.net.EgressProxy;
+import java.util.Map;
+import java.util.function.BiFunction;
+
+/**
+ * The network of ALLOW_LIST and PROXY children as root: a private network namespace with only
+ * loopback, whose one listening socket, at {@code 127.0.0.1:PORT} in it, the egress proxy serves
+ * from the host's namespace. The children reach the proxy there and nothing else; the proxy decides
+ * each destination by the policy. No token: nothing outside the namespace can reach the listener,
+ * and everything inside is the policy's.
+ *
+ * @param namespace the namespace, which the confinement threads join
+ * @param proxy the proxy serving its listener
+ * @param confinement the confinement whose threads join the namespace
+ */
+record ProxiedNetwork(NetworkNamespace namespace, EgressProxy proxy, Confinement confinement)
+    implements AutoCloseable {
+
+  /**
+   * Makes the namespace and starts the proxy on its listener.
+   *
+   * @param confinements makes the confinement for a network and a namespace to join
+   * @throws SandboxException VALIDATION for a policy the proxy cannot take, NOT_AVAILABLE when the
+   *     namespace or the proxy cannot be made
+   */
+  static ProxiedNetwork start(
+      NetPolicy policy, BiFunction<Network, NetworkNamespace, Confinement> confinements) {
+    NetworkNamespace ns;
+    try {
+      ns = NetworkNamespace.create();
+    } catch (ConfinementException e) {
+      throw SandboxException.of(
+          SandboxException.Kind.NOT_AVAILABLE,
+          "net policy " + policy.mode() + ": the private network namespace: " + e.getMessage(),
+          e);
+    }
+    try {
+      EgressProxy proxy =
+          EgressProxy.builder(policy).listenOn(ns.takeListener()).requireToken(false).start();
+      return new ProxiedNetwork(ns, proxy, confinements.apply(Network.NAMESPACE, ns));
+    } catch (RuntimeException e) {
+      ns.close();
+      throw e;
+    }
+  }
+
+  /** The variables that send the children's clients to the proxy. */
+  Map<String, String> environment() {
+    return proxy.environment();
+  }
+
+  /** Stops the proxy (closing its listener) and releases the namespace. */
+  @Override
+  public void close() {
+    try {
+      proxy.close();
+    } finally {
+      namespace.close();
+    }
+  }
+}

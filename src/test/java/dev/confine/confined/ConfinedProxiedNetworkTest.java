@@ -1,0 +1,291 @@
+package dev.confine.confined;
+
+import static dev.confine.testing.SessionReads.readAll;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.sun.net.httpserver.HttpServer;
+import dev.confine.Capability.Dimension;
+import dev.confine.EnvPolicy;
+import dev.confine.ExecOptions;
+import dev.confine.ExecResult;
+import dev.confine.NetPolicy;
+import dev.confine.NetRule;
+import dev.confine.SandboxException;
+import dev.confine.linux.confinement.Landlock;
+import dev.confine.linux.confinement.SeccompFilter;
+import dev.confine.linux.confinement.ThreadNamespaces;
+import dev.confine.session.ProcessSession;
+import dev.confine.session.ProcessSpec;
+import dev.confine.testing.HostRequirements;
+import dev.confine.testing.OpenFds;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * ALLOW_LIST and PROXY as root: the children's private network namespace has only loopback and the
+ * egress proxy's listener in it; real clients reach allowed destinations through it, are refused at
+ * denied ones, and reach nothing directly.
+ */
+@Tag("confinement")
+@Tag("root")
+class ConfinedProxiedNetworkTest {
+  @TempDir Path root;
+
+  private HttpServer origin;
+  private int port;
+  private ConfinedRunner runner;
+
+  @BeforeEach
+  void setUp() throws IOException {
+    HostRequirements.require(Landlock.availability());
+    HostRequirements.require(SeccompFilter.availability());
+    HostRequirements.require(ThreadNamespaces.networkAvailability());
+    HostRequirements.requireProgram("curl");
+    origin = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 50);
+    origin.createContext(
+        "/",
+        ex -> {
+          byte[] body = ("hello " + ex.getRequestURI().getPath()).getBytes(StandardCharsets.UTF_8);
+          ex.sendResponseHeaders(200, body.length);
+          ex.getResponseBody().write(body);
+          ex.close();
+        });
+    origin.start();
+    port = origin.getAddress().getPort();
+    runner = ConfinedRunner.builder(root.toString()).build();
+  }
+
+  @AfterEach
+  void tearDown() {
+    if (runner != null) {
+      runner.close();
+    }
+    if (origin != null) {
+      origin.stop(0);
+    }
+  }
+
+  private ExecOptions allowOrigin() {
+    return options(NetPolicy.allowList(NetRule.allow("127.0.0.1", port)));
+  }
+
+  private static ExecOptions options(NetPolicy net) {
+    return ExecOptions.builder().timeout(Duration.ofSeconds(30)).net(net).build();
+  }
+
+  private ExecResult sh(String script, ExecOptions options) {
+    return runner.exec("sh", List.of("-c", script), options);
+  }
+
+  private String url(String path) {
+    return "http://127.0.0.1:" + port + path;
+  }
+
+  @Test
+  void allowedDestinationsAreReachedThroughTheProxyAndOthersRefused() {
+    ExecResult ok = sh("curl -sS --max-time 10 " + url("/allowed"), allowOrigin());
+    assertThat(ok.exitCode()).as(ok.stderrText()).isZero();
+    assertThat(ok.stdoutText()).isEqualTo("hello /allowed");
+
+    int other = port == 65535 ? 1 : port + 1;
+    ExecResult denied =
+        sh("curl -sS -i --max-time 10 http://127.0.0.1:" + other + "/", allowOrigin());
+    assertThat(denied.stdoutText())
+        .startsWith("HTTP/1.1 403")
+        .contains("127.0.0.1:" + other, "policy mode allow_list");
+
+    ExecResult tunnel = sh("curl -sS --proxytunnel --max-time 10 " + url("/tunnel"), allowOrigin());
+    assertThat(tunnel.stdoutText()).as(tunnel.stderrText()).isEqualTo("hello /tunnel");
+  }
+
+  @Test
+  void theChildrenSeeTheProxyVariablesAndOnlyLoopback() {
+    ExecResult env = sh("env | grep -i _proxy= | sort; cat /proc/net/dev", allowOrigin());
+    String out = env.stdoutText();
+    assertThat(out)
+        .containsPattern("(?m)^HTTP_PROXY=http://127\\.0\\.0\\.1:\\d+$")
+        .containsPattern("(?m)^https_proxy=http://127\\.0\\.0\\.1:\\d+$")
+        .containsPattern("(?m)^ALL_PROXY=socks5h://127\\.0\\.0\\.1:\\d+$")
+        .containsPattern("(?m)^NO_PROXY=$")
+        .doesNotContain("eth");
+  }
+
+  /** A client that ignores the variables reaches nothing: the origin is outside the namespace. */
+  @Test
+  void connectionsThatBypassTheProxyReachNothing() throws Exception {
+    ExecResult direct = sh("curl -sS --noproxy '*' --max-time 5 " + url("/direct"), allowOrigin());
+    assertThat(direct.exitCode()).isNotZero();
+    assertThat(direct.stderrText()).containsAnyOf("Connection refused", "Couldn't connect");
+    // Nor does any address of the host's interfaces.
+    for (var nic : java.util.Collections.list(java.net.NetworkInterface.getNetworkInterfaces())) {
+      for (var a : java.util.Collections.list(nic.getInetAddresses())) {
+        if (a instanceof java.net.Inet4Address && !a.isLoopbackAddress()) {
+          ExecResult r =
+              sh(
+                  "curl -sS --noproxy '*' --max-time 5 http://" + a.getHostAddress() + ":" + port,
+                  allowOrigin());
+          assertThat(r.exitCode()).as(a.toString()).isNotZero();
+        }
+      }
+    }
+  }
+
+  @Test
+  void sessionsGetTheSameNetwork() throws Exception {
+    String script =
+        "curl -sS --max-time 10 "
+            + url("/session")
+            + "; echo; curl -sS --noproxy '*' --max-time 5 "
+            + url("/direct")
+            + " >/dev/null 2>&1 || echo refused";
+    for (ProcessSpec spec :
+        List.of(
+            ProcessSpec.pipes(List.of("sh", "-c", script)),
+            ProcessSpec.terminal(List.of("sh", "-c", script)))) {
+      try (ProcessSession s = runner.start(spec.withOptions(allowOrigin()))) {
+        assertThat(s.waitFor().code()).isZero();
+        assertThat(readAll(s).replace("\r", "")).isEqualTo("hello /session\nrefused\n");
+      }
+    }
+  }
+
+  @Test
+  void pythonUrllibGoesThroughTheProxy() {
+    HostRequirements.requireProgram("python3");
+    ExecResult r =
+        runner.exec(
+            "python3",
+            List.of(
+                "-c",
+                "import urllib.request,sys;"
+                    + "sys.stdout.write(urllib.request.urlopen('"
+                    + url("/py")
+                    + "', timeout=10).read().decode())"),
+            allowOrigin());
+    assertThat(r.stdoutText()).as(r.stderrText()).isEqualTo("hello /py");
+  }
+
+  @Test
+  void proxyModeAllowsWhatNoRuleDeniesAndAppliesTheDenyRules() {
+    NetPolicy proxyMode =
+        NetPolicy.builder()
+            .mode(dev.confine.NetMode.PROXY)
+            .rules(List.of(NetRule.allow("127.0.0.1", port), NetRule.deny("blocked.test")))
+            .build();
+    ExecResult ok = sh("curl -sS --max-time 10 " + url("/p"), options(proxyMode));
+    assertThat(ok.stdoutText()).as(ok.stderrText()).isEqualTo("hello /p");
+    ExecResult denied = sh("curl -sS -i --max-time 10 http://blocked.test/", options(proxyMode));
+    assertThat(denied.stdoutText()).startsWith("HTTP/1.1 403").contains("policy mode proxy");
+  }
+
+  @Test
+  void whatTheCallerInjectsWins() {
+    ExecOptions opts =
+        ExecOptions.builder()
+            .timeout(Duration.ofSeconds(30))
+            .net(NetPolicy.allowList(NetRule.allow("127.0.0.1", port)))
+            .env(new EnvPolicy(null, Map.of("HTTP_PROXY", "http://mine.invalid:1")))
+            .build();
+    ExecResult r = sh("echo $HTTP_PROXY; echo $http_proxy", opts);
+    assertThat(r.stdoutText().lines().toList()).first().isEqualTo("http://mine.invalid:1");
+    assertThat(r.stdoutText().lines().toList().get(1)).startsWith("http://127.0.0.1:");
+  }
+
+  @Test
+  void theEnforcementReportNamesTheModes() {
+    assertThat(runner.enforcement().enforces(dev.confine.NetMode.ALLOW_LIST)).isTrue();
+    assertThat(runner.enforcement().enforces(dev.confine.NetMode.PROXY)).isTrue();
+    assertThat(runner.capabilities())
+        .filteredOn(c -> c.dimension() == Dimension.NET_ALLOW_LIST)
+        .singleElement()
+        .satisfies(c -> assertThat(c.enforced()).isTrue());
+  }
+
+  @Test
+  void rootlessRunnersRefuseTheModesWithTheReason() {
+    ConfinedRunner rootless = ConfinedRunner.builder(root.toString()).rootless(true).build();
+    try {
+      assertThat(rootless.enforcement().enforces(dev.confine.NetMode.ALLOW_LIST)).isFalse();
+      assertThatThrownBy(() -> rootless.exec("true", List.of(), allowOrigin()))
+          .isInstanceOf(SandboxException.class)
+          .satisfies(
+              e ->
+                  assertThat(((SandboxException) e).kind())
+                      .isEqualTo(SandboxException.Kind.NOT_AVAILABLE))
+          .hasMessageContaining("seccomp supervisor");
+    } finally {
+      rootless.close();
+    }
+  }
+
+  @Test
+  void unixSocketAllowListsAreRefusedNotIgnored() {
+    NetPolicy withSockets =
+        NetPolicy.builder()
+            .mode(dev.confine.NetMode.ALLOW_LIST)
+            .rules(List.of(NetRule.allow("127.0.0.1", port)))
+            .unixSockets(List.of("/run/some.sock"))
+            .build();
+    assertThatThrownBy(() -> runner.exec("true", List.of(), options(withSockets)))
+        .isInstanceOf(SandboxException.class)
+        .hasMessageContaining("unix sockets");
+  }
+
+  /**
+   * Each runner's proxy, listener and namespace are released by its close: no socket, epoll, event
+   * or namespace descriptor is left (a runner's scratch directories live as long as the JVM, by
+   * design, so descriptors are compared by kind).
+   */
+  @Test
+  void closeReleasesTheProxiesAndLaterExecsAreRefused() throws Exception {
+    // A first runner loads what the JVM keeps open for good (the jars, Netty's native library).
+    assertThat(sh("curl -sS --max-time 10 " + url("/warm"), allowOrigin()).stdoutText())
+        .isEqualTo("hello /warm");
+    runner.close();
+    long before = networkFds();
+    for (int i = 0; i < 3; i++) {
+      runner = ConfinedRunner.builder(root.toString()).build();
+      ExecResult ok = sh("curl -sS --max-time 10 " + url("/x"), allowOrigin());
+      assertThat(ok.stdoutText()).isEqualTo("hello /x");
+      assertThat(networkFds()).isGreaterThan(before);
+      runner.close();
+      runner.close();
+      assertThatThrownBy(() -> runner.exec("true", List.of(), allowOrigin()))
+          .isInstanceOf(SandboxException.class)
+          .hasMessageContaining("closed");
+    }
+    assertThat(networkFds()).isLessThanOrEqualTo(before);
+  }
+
+  /** This JVM's sockets, anonymous inodes (epoll, eventfd, timerfd), pipes and namespaces. */
+  private static long networkFds() throws IOException {
+    OpenFds.settled();
+    long n = 0;
+    try (var fds = Files.list(Path.of("/proc/self/fd"))) {
+      for (Path fd : fds.toList()) {
+        try {
+          String target = Files.readSymbolicLink(fd).toString();
+          if (target.matches("(socket|anon_inode|pipe|net):.*")) {
+            n++;
+          }
+        } catch (IOException e) {
+          // closed meanwhile
+        }
+      }
+    }
+    return n;
+  }
+}
