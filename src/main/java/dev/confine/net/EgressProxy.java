@@ -142,6 +142,7 @@ public final class EgressProxy implements AutoCloseable {
     private HostResolver resolver = HostResolver.system();
     private ProxyAuditListener audit = new ProxyAuditListener() {};
     private ProxyHooks hooks = new ProxyHooks() {};
+    private int maxConnections = 4096;
     private int maxRequestLine = 8192;
     private int maxHeaderBytes = 32 * 1024;
     private Duration handshakeTimeout = Duration.ofSeconds(10);
@@ -216,6 +217,16 @@ public final class EgressProxy implements AutoCloseable {
     /** Hooks for allowed destinations. */
     public Builder hooks(ProxyHooks hooks) {
       this.hooks = Objects.requireNonNull(hooks, "hooks");
+      return this;
+    }
+
+    /**
+     * The most client connections open at once (default 4,096): beyond, a new connection is closed
+     * as soon as it is accepted (and a warning logged once), so that clients cannot exhaust the
+     * JVM's file descriptors (each costs two, with its destination's).
+     */
+    public Builder maxConnections(int connections) {
+      this.maxConnections = positive(connections, "max connections");
       return this;
     }
 
@@ -305,6 +316,7 @@ public final class EgressProxy implements AutoCloseable {
                   resolver,
                   audit,
                   hooks,
+                  maxConnections,
                   maxRequestLine,
                   maxHeaderBytes,
                   handshakeTimeout,

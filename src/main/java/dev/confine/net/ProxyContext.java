@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -20,6 +21,8 @@ final class ProxyContext {
   private final Optional<byte[]> token;
   private final ProxyAuditListener audit;
   private final ProxyHooks hooks;
+  private final AtomicInteger connections = new AtomicInteger();
+  private volatile boolean warnedFull;
 
   ProxyContext(
       Decider decider,
@@ -78,7 +81,34 @@ final class ProxyContext {
     }
   }
 
-  /** Limits on what clients may send and how slowly. */
+  /**
+   * Takes a client connection when fewer than the limit are open: true when it may go on (the
+   * caller then calls {@link #released()} once it closes), false when it must be closed at once.
+   */
+  boolean admitted() {
+    if (connections.incrementAndGet() <= limits.maxConnections()) {
+      return true;
+    }
+    connections.decrementAndGet();
+    if (!warnedFull) {
+      warnedFull = true;
+      LOG.warn(
+          "the egress proxy refuses connections: {} client connections are open, its limit",
+          limits.maxConnections());
+    }
+    return false;
+  }
+
+  /** A client connection that was admitted has closed. */
+  void released() {
+    connections.decrementAndGet();
+  }
+
+  /** Limits on how many clients may connect, what they may send and how slowly. */
   record ProxyLimits(
-      int maxRequestLine, int maxHeaderBytes, Duration handshakeTimeout, Duration idleTimeout) {}
+      int maxConnections,
+      int maxRequestLine,
+      int maxHeaderBytes,
+      Duration handshakeTimeout,
+      Duration idleTimeout) {}
 }

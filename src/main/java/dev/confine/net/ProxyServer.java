@@ -78,6 +78,7 @@ final class ProxyServer implements AutoCloseable {
       HostResolver resolver,
       ProxyAuditListener audit,
       ProxyHooks hooks,
+      int maxConnections,
       int maxRequestLine,
       int maxHeaderBytes,
       Duration handshakeTimeout,
@@ -134,7 +135,11 @@ final class ProxyServer implements AutoCloseable {
               decider,
               dialer,
               new ProxyContext.ProxyLimits(
-                  s.maxRequestLine(), s.maxHeaderBytes(), s.handshakeTimeout(), s.idleTimeout()),
+                  s.maxConnections(),
+                  s.maxRequestLine(),
+                  s.maxHeaderBytes(),
+                  s.handshakeTimeout(),
+                  s.idleTimeout()),
               s.token(),
               s.audit(),
               s.hooks());
@@ -264,6 +269,13 @@ final class ProxyServer implements AutoCloseable {
 
     @Override
     protected void initChannel(Channel ch) {
+      if (!px.admitted()) {
+        // Each client costs the JVM descriptors (its own and its destination's): a child that
+        // opens connections without end must not exhaust them.
+        ch.close();
+        return;
+      }
+      ch.closeFuture().addListener(f -> px.released());
       Duration idle = px.limits.idleTimeout();
       Handshake handshake = new Handshake(ch, px.limits.handshakeTimeout());
       ch.pipeline()

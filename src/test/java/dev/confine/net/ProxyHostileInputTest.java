@@ -198,6 +198,66 @@ class ProxyHostileInputTest {
     assertThat(socket.getParent()).doesNotExist();
   }
 
+  /**
+   * A client that opens connections without end (a confined child can) meets the connection limit:
+   * beyond it each is closed at once, and a slot freed is taken again.
+   */
+  @Test
+  void connectionsBeyondTheLimitAreClosedAtOnce() throws Exception {
+    try (EgressProxy limited =
+        EgressProxy.builder(NetPolicy.allowList(NetRule.allow("origin.test")))
+            .listenOnLoopback()
+            .requireToken(false)
+            .resolver(EgressProxyTest.RESOLVER)
+            .maxConnections(3)
+            .start()) {
+      InetSocketAddress a = limited.address().orElseThrow();
+      java.util.List<Socket> open = new java.util.ArrayList<>();
+      try {
+        for (int i = 0; i < 3; i++) {
+          open.add(idleClient(a));
+        }
+        for (Socket s : open) {
+          assertThat(readsNothingFor(s, 300)).as("an admitted client stays open").isTrue();
+        }
+        for (int i = 0; i < 5; i++) {
+          try (Socket refused = idleClient(a)) {
+            assertThat(refused.getInputStream().read()).as("closed at once").isEqualTo(-1);
+          }
+        }
+        open.remove(0).close();
+        Thread.sleep(100); // the proxy sees the close
+        Socket again = idleClient(a);
+        open.add(again);
+        assertThat(readsNothingFor(again, 300)).isTrue();
+      } finally {
+        for (Socket s : open) {
+          s.close();
+        }
+      }
+    }
+  }
+
+  private static Socket idleClient(InetSocketAddress a) throws IOException {
+    Socket s = new Socket();
+    s.connect(a, 5000);
+    s.setSoTimeout(5000);
+    return s;
+  }
+
+  /** True when nothing arrives, and the connection stays open, for {@code millis}. */
+  private static boolean readsNothingFor(Socket s, int millis) throws IOException {
+    s.setSoTimeout(millis);
+    try {
+      s.getInputStream().read();
+      return false;
+    } catch (java.net.SocketTimeoutException e) {
+      return true;
+    } finally {
+      s.setSoTimeout(5000);
+    }
+  }
+
   @Test
   void tenThousandHostileConnectionsLeaveNoThreadOrDescriptor() throws Exception {
     Random random = new Random(18);
