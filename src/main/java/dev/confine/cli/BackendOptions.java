@@ -72,6 +72,14 @@ final class BackendOptions {
               + " devices and TMPDIR (a private mount namespace; needs root).")
   boolean readOnlyHost;
 
+  @Option(
+      names = "--audit",
+      paramLabel = "FILE",
+      description =
+          "With --confined and --net allow-list or proxy: append one JSON line per egress proxy"
+              + " decision and per closed connection to FILE ('-': stderr).")
+  String audit;
+
   /**
    * Rejects the confinement options without {@code --confined}, and the contradiction of {@code
    * --rootless} with {@code --read-only-host}.
@@ -86,7 +94,9 @@ final class BackendOptions {
                 ? "--write"
                 : rootless
                     ? "--rootless"
-                    : readOnlyHost ? "--read-only-host" : user != null ? "--user" : null;
+                    : readOnlyHost
+                        ? "--read-only-host"
+                        : user != null ? "--user" : audit != null ? "--audit" : null;
     if (needsConfined != null) {
       throw new ParameterException(spec.commandLine(), needsConfined + " needs --confined");
     }
@@ -97,7 +107,14 @@ final class BackendOptions {
     }
   }
 
-  /** The confined runner these options describe (with {@code --confined}). */
+  /** Where {@code --audit -} writes: the command's stderr. */
+  java.io.PrintStream auditStderr = System.err;
+
+  /**
+   * The confined runner these options describe (with {@code --confined}).
+   *
+   * @throws dev.confine.SandboxException VALIDATION when the audit file cannot be opened
+   */
   ConfinedRunner.Builder confinedBuilder(String root) {
     ConfinedRunner.Builder b =
         ConfinedRunner.builder(root)
@@ -106,6 +123,17 @@ final class BackendOptions {
             .readOnlyHost(readOnlyHost)
             .caps(caps)
             .cgroupParent(cgroupParent);
+    if (audit != null) {
+      try {
+        b.proxyAudit(
+            new AuditLines(
+                audit.equals("-") ? auditStderr : AuditLines.append(java.nio.file.Path.of(audit))));
+      } catch (java.io.IOException | java.nio.file.InvalidPathException e) {
+        throw dev.confine.SandboxException.of(
+            dev.confine.SandboxException.Kind.VALIDATION,
+            "cannot open --audit " + JsonString.quote(audit) + ": " + e.getMessage());
+      }
+    }
     return user == null ? b : b.runAs(user.uid(), user.gid());
   }
 

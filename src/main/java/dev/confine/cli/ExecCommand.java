@@ -96,6 +96,7 @@ final class ExecCommand implements Callable<Integer> {
   public Integer call() {
     // Everything the user typed is checked before anything runs, so a typo is a usage error.
     backend.validate(spec);
+    backend.auditStderr = err;
     String rootDir = policy.rootDir(spec);
     InputStream stdin = stdin();
     ExecOptions options = policy.options(spec, stdin);

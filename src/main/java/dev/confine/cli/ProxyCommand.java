@@ -5,18 +5,11 @@ import dev.confine.NetPolicy;
 import dev.confine.NetRule;
 import dev.confine.SandboxException;
 import dev.confine.net.EgressProxy;
-import dev.confine.net.ProxyAuditListener;
-import dev.confine.net.ProxyConnection;
-import dev.confine.net.ProxyDecision;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.io.PrintStream;
-import java.io.PrintWriter;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.security.cert.CertificateException;
 import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
@@ -145,7 +138,10 @@ final class ProxyCommand implements Callable<Integer> {
         return ExitStatus.USAGE;
       }
     }
-    Audit sink = audit == null ? null : new Audit(audit.equals("-") ? out : open(Path.of(audit)));
+    AuditLines sink =
+        audit == null
+            ? null
+            : new AuditLines(audit.equals("-") ? out : AuditLines.append(Path.of(audit)));
     if (sink != null) {
       builder.audit(sink);
     }
@@ -222,56 +218,6 @@ final class ProxyCommand implements Callable<Integer> {
               + " (the proxy never listens beyond loopback)");
     }
     return Integer.parseInt(port);
-  }
-
-  private static OutputStream open(Path file) throws IOException {
-    return Files.newOutputStream(
-        file, StandardOpenOption.CREATE, StandardOpenOption.APPEND, StandardOpenOption.WRITE);
-  }
-
-  /** Writes audit events as JSON lines, one write and flush each. */
-  static final class Audit implements ProxyAuditListener {
-    private final PrintWriter w;
-
-    Audit(OutputStream sink) {
-      this.w = new PrintWriter(new java.io.OutputStreamWriter(sink, StandardCharsets.UTF_8), false);
-    }
-
-    @Override
-    public synchronized void decided(ProxyDecision d) {
-      StringBuilder b = new StringBuilder("{\"event\":\"decision\"");
-      decision(b, d);
-      w.println(b.append('}'));
-      w.flush();
-    }
-
-    @Override
-    public synchronized void closed(ProxyConnection c) {
-      StringBuilder b = new StringBuilder("{\"event\":\"closed\"");
-      decision(b, c.decision());
-      b.append(",\"bytes_out\":").append(c.bytesOut());
-      b.append(",\"bytes_in\":").append(c.bytesIn());
-      b.append(",\"duration_ms\":").append(c.duration().toMillis());
-      field(b, "error", c.error());
-      w.println(b.append('}'));
-      w.flush();
-    }
-
-    private static void decision(StringBuilder b, ProxyDecision d) {
-      field(b, "protocol", d.protocol().name().toLowerCase(Locale.ROOT));
-      field(b, "host", d.host());
-      b.append(",\"port\":").append(d.port());
-      field(b, "action", d.action().toString());
-      field(b, "rule", d.rule());
-      field(b, "mode", d.mode().name().toLowerCase(Locale.ROOT));
-      field(b, "reason", d.reason());
-      field(b, "address", d.address());
-    }
-
-    private static void field(StringBuilder b, String name, String value) {
-      b.append(",\"").append(name).append("\":");
-      JsonString.appendQuoted(b, value);
-    }
   }
 
   /** {@code allow_list} or {@code proxy}. */

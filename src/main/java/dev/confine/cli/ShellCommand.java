@@ -71,6 +71,7 @@ final class ShellCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     backend.validate(spec);
+    backend.auditStderr = err;
     String rootDir = policy.rootDir(spec);
     ExecOptions options = policy.options(spec, null);
     List<String> argv = command == null || command.isEmpty() ? List.of(defaultShell()) : command;

@@ -35,6 +35,7 @@ import dev.confine.linux.confinement.ThreadNamespaces;
 import dev.confine.linux.sys.Availability;
 import dev.confine.linux.tree.TreeGuard;
 import dev.confine.net.EgressProxy;
+import dev.confine.net.ProxyAuditListener;
 import dev.confine.session.ProcessInfo;
 import dev.confine.session.ProcessManager;
 import dev.confine.session.ProcessSession;
@@ -131,6 +132,7 @@ public final class ConfinedRunner
   private final ProcessRegistry sessions = new ProcessRegistry(this::startSession);
   // One proxy and namespace per ALLOW_LIST or PROXY policy, for the runner's life.
   private final Map<NetPolicy, ProxiedNetwork> proxied = new HashMap<>();
+  private final ProxyAuditListener proxyAudit;
   private boolean closed;
 
   private ConfinedRunner(
@@ -142,8 +144,10 @@ public final class ConfinedRunner
       ScratchDirectories scratch,
       Caps caps,
       long defaultMaxOutputBytes,
-      Supplier<Map<String, String>> hostEnvironment) {
+      Supplier<Map<String, String>> hostEnvironment,
+      ProxyAuditListener proxyAudit) {
     this.caps = caps;
+    this.proxyAudit = proxyAudit;
     this.root = root;
     this.writablePaths = writablePaths;
     this.rootless = rootless;
@@ -429,7 +433,7 @@ public final class ConfinedRunner
       }
       ProxiedNetwork net = proxied.get(policy);
       if (net == null) {
-        net = ProxiedNetwork.start(policy, this::makeConfinement);
+        net = ProxiedNetwork.start(policy, proxyAudit, this::makeConfinement);
         proxied.put(policy, net);
       }
       return net;
@@ -498,6 +502,7 @@ public final class ConfinedRunner
     private String cgroupParent;
     private long maxOutputBytes = HostExec.DEFAULT_MAX_OUTPUT_BYTES;
     private Supplier<Map<String, String>> hostEnvironment = HostEnvironment::ofThisProcess;
+    private ProxyAuditListener proxyAudit = new ProxyAuditListener() {};
 
     private Builder(String rootDir) {
       this.rootDir = rootDir;
@@ -579,6 +584,16 @@ public final class ConfinedRunner
      */
     public Builder cgroupParent(String cgroupParent) {
       this.cgroupParent = cgroupParent;
+      return this;
+    }
+
+    /**
+     * Receives every decision and closed connection of the egress proxies that ALLOW_LIST and PROXY
+     * execs and sessions go through (default: none). Called on the proxies' network threads: keep
+     * it fast.
+     */
+    public Builder proxyAudit(ProxyAuditListener audit) {
+      this.proxyAudit = Objects.requireNonNull(audit, "audit");
       return this;
     }
 
@@ -702,7 +717,8 @@ public final class ConfinedRunner
               ? Caps.of(caps, cgroupParent)
               : Caps.unavailable("the engine cannot run here"),
           maxOutputBytes,
-          hostEnvironment);
+          hostEnvironment,
+          proxyAudit);
     }
   }
 }

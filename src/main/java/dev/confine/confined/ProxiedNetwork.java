@@ -7,6 +7,7 @@ import dev.confine.linux.confinement.ConfinementThreads.Confinement;
 import dev.confine.linux.confinement.ConfinementThreads.Network;
 import dev.confine.linux.confinement.NetworkNamespace;
 import dev.confine.net.EgressProxy;
+import dev.confine.net.ProxyAuditListener;
 import java.util.Map;
 import java.util.function.BiFunction;
 
@@ -27,12 +28,15 @@ record ProxiedNetwork(NetworkNamespace namespace, EgressProxy proxy, Confinement
   /**
    * Makes the namespace and starts the proxy on its listener.
    *
+   * @param audit receives the proxy's decisions and closed connections
    * @param confinements makes the confinement for a network and a namespace to join
    * @throws SandboxException VALIDATION for a policy the proxy cannot take, NOT_AVAILABLE when the
    *     namespace or the proxy cannot be made
    */
   static ProxiedNetwork start(
-      NetPolicy policy, BiFunction<Network, NetworkNamespace, Confinement> confinements) {
+      NetPolicy policy,
+      ProxyAuditListener audit,
+      BiFunction<Network, NetworkNamespace, Confinement> confinements) {
     NetworkNamespace ns;
     try {
       ns = NetworkNamespace.create();
@@ -44,7 +48,11 @@ record ProxiedNetwork(NetworkNamespace namespace, EgressProxy proxy, Confinement
     }
     try {
       EgressProxy proxy =
-          EgressProxy.builder(policy).listenOn(ns.takeListener()).requireToken(false).start();
+          EgressProxy.builder(policy)
+              .listenOn(ns.takeListener())
+              .requireToken(false)
+              .audit(audit)
+              .start();
       return new ProxiedNetwork(ns, proxy, confinements.apply(Network.NAMESPACE, ns));
     } catch (RuntimeException e) {
       ns.close();

@@ -1003,6 +1003,7 @@ class ExecCommandTest {
         Arguments.of(
             List.of("exec", "--read-only-host", "--", "true"), "--read-only-host needs --confined"),
         Arguments.of(List.of("exec", "--user", "0", "--", "true"), "--user needs --confined"),
+        Arguments.of(List.of("exec", "--audit", "-", "--", "true"), "--audit needs --confined"),
         Arguments.of(
             List.of("exec", "--net", "bogus", "--", "true"),
             "invalid value for option '--net': unknown network mode \"bogus\" (use default, deny,"

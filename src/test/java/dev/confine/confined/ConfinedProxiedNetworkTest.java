@@ -162,6 +162,61 @@ class ConfinedProxiedNetworkTest {
     }
   }
 
+  /**
+   * What does not go through the proxy goes nowhere: TCP and UDP to the host's addresses are
+   * unreachable, names do not resolve (the child has no DNS; the proxy resolves for it).
+   */
+  @Test
+  void rawTcpUdpAndDnsFromTheChildReachNothing() throws Exception {
+    HostRequirements.requireProgram("python3");
+    String host = hostAddress().orElse("192.0.2.1");
+    String script =
+        String.join(
+            "\n",
+            "import socket",
+            "def attempt(what, f):",
+            "    try:",
+            "        f()",
+            "        print(what, 'reached')",
+            "    except OSError as e:",
+            "        print(what, 'refused')",
+            "def tcp():",
+            "    s = socket.create_connection(('" + host + "', " + port + "), timeout=5)",
+            "def udp():",
+            "    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)",
+            "    s.sendto(b'x', ('" + host + "', 53))",
+            "def dns():",
+            "    socket.getaddrinfo('localhost.localdomain.invalid', 80)",
+            "attempt('tcp', tcp)",
+            "attempt('udp', udp)",
+            "attempt('dns', dns)");
+    ExecResult r = runner.exec("python3", List.of("-c", script), allowOrigin());
+    assertThat(r.stdoutText())
+        .as(r.stderrText())
+        .isEqualTo("tcp refused\nudp refused\ndns refused\n");
+  }
+
+  /** A name the rules allow that resolves to loopback still needs an IP rule. */
+  @Test
+  void anAllowedNameThatResolvesToLoopbackIsDeniedWithoutAnIpRule() {
+    ExecResult r =
+        sh(
+            "curl -sS -i --max-time 10 http://localhost:" + port + "/",
+            options(NetPolicy.allowList(NetRule.allow("localhost"))));
+    assertThat(r.stdoutText()).startsWith("HTTP/1.1 403").contains("loopback");
+  }
+
+  private static java.util.Optional<String> hostAddress() throws IOException {
+    for (var nic : java.util.Collections.list(java.net.NetworkInterface.getNetworkInterfaces())) {
+      for (var a : java.util.Collections.list(nic.getInetAddresses())) {
+        if (a instanceof java.net.Inet4Address && !a.isLoopbackAddress()) {
+          return java.util.Optional.of(a.getHostAddress());
+        }
+      }
+    }
+    return java.util.Optional.empty();
+  }
+
   @Test
   void pythonUrllibGoesThroughTheProxy() {
     HostRequirements.requireProgram("python3");
