@@ -8,6 +8,7 @@ import dev.confine.linux.confinement.ConfinementThreads.Network;
 import dev.confine.linux.confinement.NetworkNamespace;
 import dev.confine.net.EgressProxy;
 import dev.confine.net.ProxyAuditListener;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.BiFunction;
 
@@ -24,6 +25,7 @@ import java.util.function.BiFunction;
  */
 record ProxiedNetwork(NetworkNamespace namespace, EgressProxy proxy, Confinement confinement)
     implements AutoCloseable {
+  static final String JAVA_TOOL_OPTIONS = "JAVA_TOOL_OPTIONS";
 
   /**
    * Makes the namespace and starts the proxy on its listener.
@@ -60,9 +62,36 @@ record ProxiedNetwork(NetworkNamespace namespace, EgressProxy proxy, Confinement
     }
   }
 
-  /** The variables that send the children's clients to the proxy. */
+  /**
+   * The variables that send the children's clients to the proxy: the proxy's own ({@code
+   * HTTP_PROXY}, {@code HTTPS_PROXY}, {@code ALL_PROXY}, lower-case forms, an empty {@code
+   * NO_PROXY}) and {@code JAVA_TOOL_OPTIONS} with the JDK's proxy properties, which JVMs read
+   * instead of the variables (HTTP and HTTPS through the HTTP proxy, other sockets through SOCKS5,
+   * no host exempt, as {@code NO_PROXY} says). A JVM started with it prints one "Picked up
+   * JAVA_TOOL_OPTIONS" line on stderr.
+   */
   Map<String, String> environment() {
-    return proxy.environment();
+    Map<String, String> env = new LinkedHashMap<>(proxy.environment());
+    proxy
+        .address()
+        .ifPresent(
+            a -> {
+              String host = a.getAddress().getHostAddress();
+              int port = a.getPort();
+              String java =
+                  String.join(
+                      " ",
+                      "-Dhttp.proxyHost=" + host,
+                      "-Dhttp.proxyPort=" + port,
+                      "-Dhttps.proxyHost=" + host,
+                      "-Dhttps.proxyPort=" + port,
+                      "-DsocksProxyHost=" + host,
+                      "-DsocksProxyPort=" + port,
+                      "-Dhttp.nonProxyHosts=",
+                      "-DsocksNonProxyHosts=");
+              env.merge(JAVA_TOOL_OPTIONS, java, (theirs, ours) -> theirs + " " + ours);
+            });
+    return env;
   }
 
   /** Stops the proxy (closing its listener) and releases the namespace. */

@@ -217,6 +217,57 @@ class ConfinedProxiedNetworkTest {
     return java.util.Optional.empty();
   }
 
+  /**
+   * A JVM child reads JAVA_TOOL_OPTIONS: HttpURLConnection goes through the HTTP proxy, a plain
+   * socket through SOCKS5 (its name left to the proxy), and both are decided by the rules.
+   */
+  @Test
+  void jvmChildrenGoThroughTheProxyByTheirSystemProperties() throws IOException {
+    HostRequirements.requireProgram("java");
+    Path source =
+        Files.writeString(
+            root.resolve("Fetch.java"),
+            """
+            import java.io.*;
+            import java.net.*;
+            public class Fetch {
+              public static void main(String[] a) throws Exception {
+                var c = (HttpURLConnection) new URL(a[0]).openConnection();
+                System.out.println(new String(c.getInputStream().readAllBytes()));
+                try (Socket s = new Socket(a[1], Integer.parseInt(a[2]))) {
+                  s.getOutputStream().write(("GET /socket HTTP/1.0\\r\\n\\r\\n").getBytes());
+                  String answer = new String(s.getInputStream().readAllBytes());
+                  System.out.println(answer.substring(answer.lastIndexOf('\\n') + 1));
+                }
+                try {
+                  new URL(a[3]).openConnection().getInputStream();
+                  System.out.println("denied reached");
+                } catch (IOException e) {
+                  System.out.println("denied refused");
+                }
+              }
+            }
+            """);
+    ExecResult r =
+        runner.exec(
+            "java",
+            List.of(
+                "-XX:-UsePerfData",
+                source.toString(),
+                url("/jvm"),
+                "127.0.0.1",
+                String.valueOf(port),
+                "http://127.0.0.1:" + (port == 65535 ? 1 : port + 1) + "/"),
+            ExecOptions.builder()
+                .timeout(Duration.ofSeconds(60))
+                .net(NetPolicy.allowList(NetRule.allow("127.0.0.1", port)))
+                .build());
+    assertThat(r.stdoutText())
+        .as(r.stderrText())
+        .isEqualTo("hello /jvm\nhello /socket\ndenied refused\n");
+    assertThat(r.stderrText()).contains("Picked up JAVA_TOOL_OPTIONS");
+  }
+
   @Test
   void pythonUrllibGoesThroughTheProxy() {
     HostRequirements.requireProgram("python3");
