@@ -46,7 +46,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumMap;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -130,8 +129,14 @@ public final class ConfinedRunner
   private final Map<Network, Confinement> confinements =
       Collections.synchronizedMap(new EnumMap<>(Network.class));
   private final ProcessRegistry sessions = new ProcessRegistry(this::startSession);
-  // One proxy and namespace per ALLOW_LIST or PROXY policy, for the runner's life.
-  private final Map<NetPolicy, ProxiedNetwork> proxied = new HashMap<>();
+
+  /** How many proxied networks no exec or session uses are kept for reuse. */
+  static final int IDLE_NETWORKS = 4;
+
+  // One proxy and namespace per ALLOW_LIST or PROXY policy in use, and a few idle ones; access
+  // order: the eldest is the least recently used.
+  private final LinkedHashMap<NetPolicy, ProxiedNetwork> proxied =
+      new LinkedHashMap<>(16, 0.75f, true);
   private final ProxyAuditListener proxyAudit;
   private boolean closed;
 
@@ -285,7 +290,7 @@ public final class ConfinedRunner
       throw notApplied(request.command(), e);
     } finally {
       // Reused only if nothing the exec started can still write into it.
-      scratch.giveBack(p.tmp(), p.guard().holdsEveryProcess());
+      finish(p, p.guard().holdsEveryProcess());
     }
   }
 
@@ -293,7 +298,17 @@ public final class ConfinedRunner
    * What an exec or a session runs with: checked, guarded, with its private TMPDIR and the
    * environment that names it.
    */
-  private record Prepared(WorkDir workDir, TreeGuard guard, Path tmp, List<String> env) {}
+  private record Prepared(
+      WorkDir workDir, TreeGuard guard, Path tmp, List<String> env, ProxiedNetwork net) {}
+
+  /** Gives back what an exec or session took: its TMPDIR (reused when it can be), its network. */
+  private void finish(Prepared p, boolean reusable) {
+    try {
+      scratch.giveBack(p.tmp(), reusable);
+    } finally {
+      release(p.net());
+    }
+  }
 
   /**
    * Checks the request's options and working directory, makes the guard (caps inside the
@@ -303,19 +318,24 @@ public final class ConfinedRunner
     String cmd = request.command();
     ExecOptions opts = request.options();
     Network network = checkPolicy(opts);
-    ProxiedNetwork net = network == null ? proxiedNetwork(opts.net()) : null;
-    Confinement confinement = net != null ? net.confinement() : confinement(network);
-    WorkDir workDir = WorkDir.check(root, cmd, opts.workDir());
-    TreeGuard guard = ConfinementThreads.guard(confinement, caps.guardFor(cmd, opts));
-    Path tmp = null;
+    ProxiedNetwork net = network == null ? acquire(opts.net()) : null;
     try {
-      tmp = scratch.take(cmd);
-      return new Prepared(workDir, guard, tmp, environment(opts, tmp, net));
-    } catch (RuntimeException e) {
-      if (tmp != null) {
-        scratch.giveBack(tmp, false);
+      Confinement confinement = net != null ? net.confinement() : confinement(network);
+      WorkDir workDir = WorkDir.check(root, cmd, opts.workDir());
+      TreeGuard guard = ConfinementThreads.guard(confinement, caps.guardFor(cmd, opts));
+      Path tmp = null;
+      try {
+        tmp = scratch.take(cmd);
+        return new Prepared(workDir, guard, tmp, environment(opts, tmp, net), net);
+      } catch (RuntimeException e) {
+        if (tmp != null) {
+          scratch.giveBack(tmp, false);
+        }
+        guard.close();
+        throw e;
       }
-      guard.close();
+    } catch (RuntimeException e) {
+      release(net);
       throw e;
     }
   }
@@ -349,12 +369,12 @@ public final class ConfinedRunner
           p.env(),
           p.guard(),
           HostExec.outputCap(request.options(), defaultMaxOutputBytes),
-          () -> scratch.giveBack(p.tmp(), p.guard().holdsEveryProcess()));
+          () -> finish(p, p.guard().holdsEveryProcess()));
     } catch (ConfinementException e) {
-      scratch.giveBack(p.tmp(), false);
+      finish(p, false);
       throw notApplied(request.command(), e);
     } catch (RuntimeException e) {
-      scratch.giveBack(p.tmp(), false);
+      finish(p, false);
       throw e;
     }
   }
@@ -420,13 +440,14 @@ public final class ConfinedRunner
   }
 
   /**
-   * The proxy and namespace enforcing {@code policy}, made on first use and kept until {@link
-   * #close}.
+   * The proxy and namespace enforcing {@code policy}, made on first use, taken for one exec or
+   * session until {@link #release}. Those no exec or session uses are kept for the next (at most
+   * {@value #IDLE_NETWORKS}, the least recently used closed first) until {@link #close}.
    *
    * @throws SandboxException VALIDATION for a policy the proxy cannot take, NOT_AVAILABLE when the
    *     namespace or the proxy cannot be made, or the runner is closed
    */
-  private ProxiedNetwork proxiedNetwork(NetPolicy policy) {
+  private ProxiedNetwork acquire(NetPolicy policy) {
     synchronized (proxied) {
       if (closed) {
         throw unavailable("this runner is closed");
@@ -436,14 +457,44 @@ public final class ConfinedRunner
         net = ProxiedNetwork.start(policy, proxyAudit, this::makeConfinement);
         proxied.put(policy, net);
       }
+      net.users++;
       return net;
     }
   }
 
+  /** An exec or session no longer uses {@code net} (null: none); closes the surplus idle ones. */
+  private void release(ProxiedNetwork net) {
+    if (net == null) {
+      return;
+    }
+    List<ProxiedNetwork> surplus = new ArrayList<>();
+    synchronized (proxied) {
+      net.users--;
+      int idle = 0;
+      // Newest first: the eldest idle ones beyond the bound go.
+      List<Map.Entry<NetPolicy, ProxiedNetwork>> entries = new ArrayList<>(proxied.entrySet());
+      for (int i = entries.size() - 1; i >= 0; i--) {
+        ProxiedNetwork n = entries.get(i).getValue();
+        if (n.users == 0 && ++idle > IDLE_NETWORKS) {
+          proxied.remove(entries.get(i).getKey());
+          surplus.add(n);
+        }
+      }
+    }
+    surplus.forEach(ProxiedNetwork::close);
+  }
+
+  /** How many proxied networks are open (for tests). */
+  int proxiedNetworks() {
+    synchronized (proxied) {
+      return proxied.size();
+    }
+  }
+
   /**
-   * Stops the egress proxies of ALLOW_LIST and PROXY execs and releases their namespaces: children
-   * still running in one lose their way out. Sessions and other execs are not affected; later execs
-   * of those modes are NOT_AVAILABLE. Idempotent.
+   * Stops the egress proxies of ALLOW_LIST and PROXY execs and sessions and releases their
+   * namespaces: children still running in one lose their way out. Other execs and sessions are not
+   * affected; later execs of those modes are NOT_AVAILABLE. Idempotent.
    */
   @Override
   public void close() {

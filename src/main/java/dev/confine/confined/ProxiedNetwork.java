@@ -3,6 +3,7 @@ package dev.confine.confined;
 import dev.confine.NetPolicy;
 import dev.confine.SandboxException;
 import dev.confine.linux.confinement.ConfinementException;
+import dev.confine.linux.confinement.ConfinementThreads;
 import dev.confine.linux.confinement.ConfinementThreads.Confinement;
 import dev.confine.linux.confinement.ConfinementThreads.Network;
 import dev.confine.linux.confinement.NetworkNamespace;
@@ -17,15 +18,29 @@ import java.util.function.BiFunction;
  * loopback, whose one listening socket, at {@code 127.0.0.1:PORT} in it, the egress proxy serves
  * from the host's namespace. The children reach the proxy there and nothing else; the proxy decides
  * each destination by the policy. No token: nothing outside the namespace can reach the listener,
- * and everything inside is the policy's.
- *
- * @param namespace the namespace, which the confinement threads join
- * @param proxy the proxy serving its listener
- * @param confinement the confinement whose threads join the namespace
+ * and everything inside is the policy's. How many execs and sessions use it is the runner's to
+ * count ({@link #users}, under its lock).
  */
-record ProxiedNetwork(NetworkNamespace namespace, EgressProxy proxy, Confinement confinement)
-    implements AutoCloseable {
+final class ProxiedNetwork implements AutoCloseable {
   static final String JAVA_TOOL_OPTIONS = "JAVA_TOOL_OPTIONS";
+
+  private final NetworkNamespace namespace;
+  private final EgressProxy proxy;
+  private final Confinement confinement;
+
+  /** The execs and sessions using it; guarded by the runner. */
+  int users;
+
+  private ProxiedNetwork(NetworkNamespace namespace, EgressProxy proxy, Confinement confinement) {
+    this.namespace = namespace;
+    this.proxy = proxy;
+    this.confinement = confinement;
+  }
+
+  /** The confinement whose threads join the namespace. */
+  Confinement confinement() {
+    return confinement;
+  }
 
   /**
    * Makes the namespace and starts the proxy on its listener.
@@ -94,12 +109,16 @@ record ProxiedNetwork(NetworkNamespace namespace, EgressProxy proxy, Confinement
     return env;
   }
 
-  /** Stops the proxy (closing its listener) and releases the namespace. */
+  /**
+   * Stops the proxy (closing its listener), retires the confinement thread that joined the
+   * namespace and releases the namespace.
+   */
   @Override
   public void close() {
     try {
       proxy.close();
     } finally {
+      ConfinementThreads.retire(confinement);
       namespace.close();
     }
   }

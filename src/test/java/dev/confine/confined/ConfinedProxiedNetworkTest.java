@@ -376,6 +376,40 @@ class ConfinedProxiedNetworkTest {
     assertThat(networkFds()).isLessThanOrEqualTo(before);
   }
 
+  /**
+   * A runner given a new policy per exec keeps only a few idle proxies: the least recently used are
+   * closed (their sockets, threads and namespaces released), the ones in use never.
+   */
+  @Test
+  void idleProxiesBeyondTheBoundAreClosed() throws Exception {
+    assertThat(sh("true", allowOrigin()).exitCode()).isZero();
+    int bound = ConfinedRunner.IDLE_NETWORKS;
+    for (int i = 0; i < bound + 6; i++) {
+      NetPolicy distinct =
+          NetPolicy.allowList(NetRule.allow("127.0.0.1", port), NetRule.deny("x" + i + ".test"));
+      ExecResult r = sh("curl -sS --max-time 10 " + url("/" + i), options(distinct));
+      assertThat(r.stdoutText()).isEqualTo("hello /" + i);
+      assertThat(runner.proxiedNetworks()).isLessThanOrEqualTo(bound);
+    }
+    // One in use while others come and go stays usable.
+    try (ProcessSession held =
+        runner.start(
+            ProcessSpec.pipes(List.of("sh", "-c", "read x; curl -sS " + url("/held")))
+                .withOptions(allowOrigin()))) {
+      for (int i = 0; i < bound + 2; i++) {
+        sh("true", options(NetPolicy.allowList(NetRule.deny("y" + i + ".test"))));
+      }
+      held.write("go\n".getBytes(StandardCharsets.UTF_8));
+      assertThat(held.waitFor().code()).isZero();
+      assertThat(readAll(held)).isEqualTo("hello /held");
+    }
+    long proxyThreads =
+        Thread.getAllStackTraces().keySet().stream()
+            .filter(t -> t.getName().startsWith("confine-proxy"))
+            .count();
+    assertThat(proxyThreads).isLessThanOrEqualTo((bound + 1) * 4L);
+  }
+
   /** This JVM's sockets, anonymous inodes (epoll, eventfd, timerfd), pipes and namespaces. */
   private static long networkFds() throws IOException {
     OpenFds.settled();

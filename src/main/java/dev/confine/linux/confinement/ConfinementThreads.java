@@ -147,6 +147,20 @@ public final class ConfinementThreads {
         && Thread.currentThread().isDaemon();
   }
 
+  /**
+   * Retires the confinement thread of {@code confinement}, if one is live: it ends once its queued
+   * spawns are done (for a confinement that will not be used again, such as one whose namespace is
+   * released). A later spawn under it makes a new thread.
+   */
+  public static void retire(Confinement confinement) {
+    synchronized (POOL) {
+      Worker w = LIVE.remove(confinement);
+      if (w != null) {
+        w.retire();
+      }
+    }
+  }
+
   /** How many confinement threads are live (for tests). */
   public static int live() {
     synchronized (POOL) {
