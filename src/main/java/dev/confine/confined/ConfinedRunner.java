@@ -123,7 +123,9 @@ public final class ConfinedRunner
   private final Caps caps;
   private final long defaultMaxOutputBytes;
   private final HostEnvironment hostEnvironment;
-  private final Enforcement enforcement;
+  // The caps part, which every exec checks; the whole report is made when first asked for.
+  private final Enforcement capsEnforcement;
+  private volatile Enforcement enforcement;
   // Built once per network, not per exec, which would sort the paths every time
   // (docs/benchmarks.md).
   private final Map<Network, Confinement> confinements =
@@ -161,22 +163,24 @@ public final class ConfinedRunner
     this.scratch = scratch;
     this.defaultMaxOutputBytes = defaultMaxOutputBytes;
     this.hostEnvironment = new HostEnvironment(hostEnvironment);
-    this.enforcement =
-        !Engine.availability().isAvailable() || !confinement().isAvailable()
-            ? Enforcement.NONE
-            : caps.enforcement(
-                    Enforcement.builder()
-                        .envAllowList(true)
-                        .filesystemBounds(true)
-                        .netModes(netModes(rootless)))
-                .build();
+    this.capsEnforcement = enforcement(false);
   }
 
-  /** DENY_ALL everywhere; ALLOW_LIST and PROXY where a proxied namespace can be made. */
-  private static NetMode[] netModes(boolean rootless) {
-    return proxiedNetworkAvailability(rootless).isAvailable()
-        ? new NetMode[] {NetMode.DENY_ALL, NetMode.ALLOW_LIST, NetMode.PROXY}
-        : new NetMode[] {NetMode.DENY_ALL};
+  /**
+   * What this runner enforces: with {@code proxied}, ALLOW_LIST and PROXY where a proxied network
+   * can be made (which loads the proxy's transport: asked for only when reported).
+   */
+  private Enforcement enforcement(boolean proxied) {
+    if (!Engine.availability().isAvailable() || !confinement().isAvailable()) {
+      return Enforcement.NONE;
+    }
+    NetMode[] modes =
+        proxied && proxiedNetworkAvailability(rootless).isAvailable()
+            ? new NetMode[] {NetMode.DENY_ALL, NetMode.ALLOW_LIST, NetMode.PROXY}
+            : new NetMode[] {NetMode.DENY_ALL};
+    return caps.enforcement(
+            Enforcement.builder().envAllowList(true).filesystemBounds(true).netModes(modes))
+        .build();
   }
 
   /**
@@ -248,7 +252,12 @@ public final class ConfinedRunner
    */
   @Override
   public Enforcement enforcement() {
-    return enforcement;
+    Enforcement e = enforcement;
+    if (e == null) {
+      e = enforcement(true);
+      enforcement = e;
+    }
+    return e;
   }
 
   /**
@@ -416,7 +425,7 @@ public final class ConfinedRunner
             yield null;
           }
         };
-    ExecPolicy.validate(opts, enforcement);
+    ExecPolicy.validate(opts, capsEnforcement);
     return network;
   }
 

@@ -12,6 +12,7 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.unix.FileDescriptor;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
@@ -30,6 +31,7 @@ import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -95,6 +97,24 @@ final class ProxyServer implements AutoCloseable {
    *     upstream), NOT_AVAILABLE when it cannot listen or MITM is asked for
    */
   public static ProxyServer start(Settings s) {
+    AtomicBoolean adopted = new AtomicBoolean();
+    try {
+      return start(s, adopted);
+    } catch (RuntimeException | Error e) {
+      // A socket handed in is the proxy's from the call on: closed unless a channel took it (and
+      // closes it itself).
+      if (s.listen() instanceof Listen.Descriptor d && !adopted.get()) {
+        try {
+          new FileDescriptor(d.fd()).close();
+        } catch (IOException | RuntimeException | LinkageError closing) {
+          e.addSuppressed(closing);
+        }
+      }
+      throw e;
+    }
+  }
+
+  private static ProxyServer start(Settings s, AtomicBoolean adopted) {
     NetPolicy policy = s.policy().validate();
     if (policy.mode() != NetMode.ALLOW_LIST && policy.mode() != NetMode.PROXY) {
       throw SandboxException.of(
@@ -174,7 +194,12 @@ final class ProxyServer implements AutoCloseable {
         }
         case Listen.Descriptor d -> {
           bootstrap
-              .channelFactory(() -> new EpollServerSocketChannel(d.fd()))
+              .channelFactory(
+                  () -> {
+                    EpollServerSocketChannel adopting = new EpollServerSocketChannel(d.fd());
+                    adopted.set(true);
+                    return adopting;
+                  })
               .childOption(ChannelOption.TCP_NODELAY, true);
           ch = bootstrap.register().sync().channel();
         }

@@ -34,12 +34,10 @@ class DistributionTest {
   static void install() throws Exception {
     HostRequirements.require(NativeAccess.availability().prefixed("the engine cannot run here: "));
     Path libs = Files.createDirectories(work.resolve("libs"));
-    for (Class<?> c :
-        List.of(
-            picocli.CommandLine.class,
-            org.slf4j.Logger.class,
-            org.slf4j.nop.NOPServiceProvider.class)) {
-      Files.copy(jarOf(c), libs.resolve(jarOf(c).getFileName()));
+    // What scripts/install copies: every runtime dependency (the egress proxy's Netty and
+    // BouncyCastle among them; the start-up cache's training loads them).
+    for (Path jar : runtimeJars()) {
+      Files.copy(jar, libs.resolve(jar.getFileName()));
     }
     Path jar = work.resolve("confine.jar");
     ToolProvider tool = ToolProvider.findFirst("jar").orElseThrow();
@@ -66,6 +64,24 @@ class DistributionTest {
             Map.of("JAVA_HOME", javaHome.toString(), "PATH", "/usr/bin:/bin"),
             Path.of("").toAbsolutePath());
     assertThat(r.exit()).as(r.err()).isZero();
+  }
+
+  /** The runtime dependencies' jars on this test's class and module paths. */
+  private static List<Path> runtimeJars() {
+    List<Path> jars = new java.util.ArrayList<>();
+    for (String property : List.of("java.class.path", "jdk.module.path")) {
+      for (String entry : System.getProperty(property, "").split(java.io.File.pathSeparator)) {
+        String name =
+            Path.of(entry).getFileName() == null ? "" : Path.of(entry).getFileName().toString();
+        if (name.endsWith(".jar")
+            && name.matches("(picocli|slf4j-api|slf4j-nop|netty-|bcp|bcutil).*")
+            && jars.stream().noneMatch(j -> j.getFileName().toString().equals(name))) {
+          jars.add(Path.of(entry));
+        }
+      }
+    }
+    assertThat(jars).as("the runtime jars on the test's paths").isNotEmpty();
+    return jars;
   }
 
   @Test

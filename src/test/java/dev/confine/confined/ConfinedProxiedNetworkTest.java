@@ -376,6 +376,22 @@ class ConfinedProxiedNetworkTest {
     assertThat(networkFds()).isLessThanOrEqualTo(before);
   }
 
+  /** A policy the proxy refuses is a VALIDATION error that leaves no socket or namespace open. */
+  @Test
+  void aPolicyTheProxyRefusesLeavesNothingOpen() throws Exception {
+    assertThat(sh("true", allowOrigin()).exitCode()).isZero();
+    long before = networkFds();
+    for (int i = 0; i < 3; i++) {
+      assertThatThrownBy(
+              () -> sh("true", options(NetPolicy.allowList(NetRule.allow("a*b.example")))))
+          .isInstanceOfSatisfying(
+              SandboxException.class,
+              e -> assertThat(e.kind()).isEqualTo(SandboxException.Kind.VALIDATION))
+          .hasMessageContaining("a*b.example");
+    }
+    assertThat(networkFds()).isLessThanOrEqualTo(before);
+  }
+
   /**
    * A runner given a new policy per exec keeps only a few idle proxies: the least recently used are
    * closed (their sockets, threads and namespaces released), the ones in use never.
