@@ -2,14 +2,8 @@ package dev.confine.net;
 
 import dev.confine.NetPolicy;
 import dev.confine.NetRule;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -48,7 +42,7 @@ public class PeerProxyBench {
   private BenchHttp.Origin origin;
   private BenchTunnel tunnel;
   private EgressProxy confine;
-  private Process node;
+  private SrtProxy srt;
   InetSocketAddress address;
   byte[] request;
 
@@ -68,31 +62,9 @@ public class PeerProxyBench {
               .start();
       address = confine.address().orElseThrow();
     } else {
-      address = startSrt(proxy.equals("srt") ? "mux" : "http");
+      srt = new SrtProxy(proxy.equals("srt") ? "mux" : "http");
+      address = srt.address();
     }
-  }
-
-  private InetSocketAddress startSrt(String mode) throws IOException {
-    String pkg = System.getProperty("confine.bench.srtPackage");
-    String script = System.getProperty("confine.bench.srtScript");
-    if (pkg == null || script == null || !Files.isDirectory(Path.of(pkg))) {
-      throw new IllegalStateException(
-          "srt is not installed (confine.bench.srtPackage, confine.bench.srtScript unset or"
-              + " missing): run scripts/bench --proxy, or -p proxy=confine");
-    }
-    node =
-        new ProcessBuilder(System.getProperty("confine.bench.node", "node"), script, pkg, mode)
-            .redirectError(ProcessBuilder.Redirect.INHERIT)
-            .start();
-    BufferedReader out =
-        new BufferedReader(new InputStreamReader(node.getInputStream(), StandardCharsets.UTF_8));
-    String line = out.readLine();
-    if (line == null || !line.startsWith("listening ")) {
-      node.destroyForcibly();
-      throw new IllegalStateException("srt's proxy did not start: " + line);
-    }
-    return new InetSocketAddress(
-        InetAddress.getLoopbackAddress(), Integer.parseInt(line.substring(10).strip()));
   }
 
   @TearDown(Level.Trial)
@@ -100,11 +72,8 @@ public class PeerProxyBench {
     if (confine != null) {
       confine.close();
     }
-    if (node != null) {
-      node.getOutputStream().close();
-      if (!node.waitFor(5, TimeUnit.SECONDS)) {
-        node.destroyForcibly();
-      }
+    if (srt != null) {
+      srt.close();
     }
     tunnel.close();
     origin.close();
