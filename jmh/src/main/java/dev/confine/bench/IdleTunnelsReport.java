@@ -131,6 +131,9 @@ public final class IdleTunnelsReport {
         for (int i = 0; i < WARM_UP; i++) {
           warm.add(open(proxyAddress, target));
         }
+        for (int i = 0; i < 200 && accepted.size() < WARM_UP; i++) {
+          Thread.sleep(10);
+        }
         closeAll(warm);
         closeAll(accepted);
         Map<String, String> before = settled(to, from, -1);
