@@ -63,13 +63,14 @@ final class BenchHttp {
     private static final byte[] RESPONSE = response();
     private final EventLoopGroup group;
     private final Channel listener;
+    private final ByteBuf raw = Unpooled.directBuffer().writeBytes(RESPONSE);
 
     Origin() throws InterruptedException {
       Transport t = Transport.best();
       group =
           new MultiThreadIoEventLoopGroup(
               1, new DefaultThreadFactory("bench-origin", true), t.ioHandlers());
-      ByteBuf response = Unpooled.unreleasableBuffer(Unpooled.directBuffer().writeBytes(RESPONSE));
+      ByteBuf response = Unpooled.unreleasableBuffer(raw);
       listener =
           new ServerBootstrap()
               .group(group)
@@ -104,6 +105,7 @@ final class BenchHttp {
     public void close() {
       listener.close().awaitUninterruptibly();
       group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
+      raw.release();
     }
 
     /** Counts request heads (CR LF CR LF) and answers each. */
@@ -251,13 +253,15 @@ final class BenchHttp {
     private final EventLoopGroup group;
     private final List<Channel> channels = new ArrayList<>();
     private final List<Conn> conns = new ArrayList<>();
+    private final ByteBuf raw;
 
     ManyClients(InetSocketAddress to, byte[] request, int n) throws InterruptedException {
       Transport t = Transport.best();
       group =
           new MultiThreadIoEventLoopGroup(
               1, new DefaultThreadFactory("bench-clients", true), t.ioHandlers());
-      ByteBuf req = Unpooled.unreleasableBuffer(Unpooled.directBuffer().writeBytes(request));
+      raw = Unpooled.directBuffer().writeBytes(request);
+      ByteBuf req = Unpooled.unreleasableBuffer(raw);
       Bootstrap b =
           new Bootstrap()
               .group(group)
@@ -292,6 +296,7 @@ final class BenchHttp {
     public void close() {
       channels.forEach(Channel::close);
       group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
+      raw.release();
     }
 
     /** One connection's state: counts the response bytes it still needs. */
