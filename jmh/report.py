@@ -11,7 +11,9 @@ its tree tracked, against ProcessBuilder and the engine without tracking, interl
 pipe-profile.json (dev.confine.bench.PipeSessionProfile: pipe session and
 ProcessBuilder interleaved), pipe-forks/ (the pipe pair in alternated single JMH forks) and
 sessions-idle.json (dev.confine.bench.IdleSessionsReport: threads, heap and file
-descriptors of 1,000 idle PTY sessions). Missing pieces (a benchmark regex that skipped some) are
+descriptors of 1,000 idle PTY sessions), proxy-profile.json (dev.confine.net.ProxyProfile: the
+egress proxy's sides, sandbox-runtime's proxy among them, interleaved) and tunnels-idle.json
+(dev.confine.bench.IdleTunnelsReport: 10,000 idle tunnels through one proxy). Missing pieces (a benchmark regex that skipped some) are
 shown as n/a.
 """
 import json
@@ -44,6 +46,17 @@ TARGET_CONFINED = 0.9
 TARGET_PIPE_SESSION = 1.0
 TARGET_PTY_SESSION = 1.0
 EXPECTED_FDS_PER_SESSION = 3
+# The egress proxy issue's targets (18): a decision with 1,000 rules within 10 us; a CONNECT tunnel
+# at least 0.5x a direct connection's throughput; plain HTTP through the proxy adds at most 1 ms
+# (p50, one kept-alive client); at least 2x sandbox-runtime's proxy in tunnel throughput and in
+# requests/s of 64 kept-alive clients; 10,000 idle tunnels with a constant platform thread count
+# and at most 16 KiB of heap each (2 descriptors each: the client's connection and the proxy's own).
+TARGET_DECISION_US = 10.0
+TARGET_TUNNEL_VS_DIRECT = 0.5
+TARGET_ADDED_P50_US = 1000.0
+TARGET_VS_SRT = 2.0
+TARGET_HEAP_PER_TUNNEL = 16 * 1024
+EXPECTED_FDS_PER_TUNNEL = 2
 
 
 def paired_interval(numerators, denominators, resamples=10_000):
@@ -64,10 +77,13 @@ def paired_interval(numerators, denominators, resamples=10_000):
 
 def interval_note(numerators, denominators, resampled, target=TARGET_PIPE_SESSION):
     """The 95 % interval of sum(numerators) / sum(denominators) as a suffix for the report's line,
-    saying whether all of it clears the target; empty when there are too few pairs."""
+    saying whether all of it clears the target (none: no verdict); empty when there are too few
+    pairs."""
     ci = paired_interval(numerators, denominators)
     if not ci:
         return ""
+    if not target:
+        return f"; 95% CI {ci[0]:.2f}-{ci[1]:.2f}x ({resampled} resampled)"
     clears = "all of it" if ci[0] >= target else "NOT all of it"
     return f"; 95% CI {ci[0]:.2f}-{ci[1]:.2f}x, {clears} >= {target:.2f}x ({resampled} resampled)"
 
@@ -186,6 +202,7 @@ def main(folder):
     caps_report(folder)
     caps_profile(folder)
     sessions(folder, scores, percentiles, ratio, show, secondary, iterations)
+    proxy_report(folder, runs)
 
     print()
     print("Confinement (each pair measured in the same run):")
@@ -327,6 +344,146 @@ def sessions(folder, scores, percentiles, ratio, show, secondary, iterations):
     for g in gaps:
         print(f"  FAILED (gap, counted as a failure of the benchmark): {g}")
     idle_report(folder)
+
+
+def proxy_report(folder, runs):
+    """The egress proxy's figures: JMH's (each side one after the other), ProxyProfile's
+    (interleaved) and the idle tunnels."""
+    m = {}
+    for r in runs:
+        name = r["benchmark"].rsplit(".", 2)
+        name = name[-2] + "." + name[-1]
+        param = ",".join(str(v) for v in (r.get("params") or {}).values())
+        m[(name, param)] = r["primaryMetric"]
+
+    def score(key):
+        v = m.get(key)
+        return None if v is None else v["score"]
+
+    def pm(key, scale=1.0):
+        v = m.get(key)
+        if v is None:
+            return "n/a"
+        err = v.get("scoreError")
+        err = f" ± {err * scale:.0f}" if isinstance(err, (int, float)) and err == err else ""
+        return f"{v['score'] * scale:.0f}{err}"
+
+    def verdict(ok):
+        return "met" if ok else "MISSED"
+
+    print()
+    print("Egress proxy, JMH (each side one after the other: the machine's drift between them shows):")
+    for bench in ("allowedNameMatchedByTheLastRule", "unlistedNameDeniedWithoutLookup", "ipLiteral"):
+        v = m.get((f"DecisionBench.{bench}", ""))
+        if v:
+            us = v["score"] / 1000
+            print(f"  decision, 1,000 rules, {bench:<34} {us:6.2f} us   target <= {TARGET_DECISION_US:.0f} us:"
+                  f" {verdict(us <= TARGET_DECISION_US)}")
+    directs = [score(("TunnelBench.direct", t)) for t in ("EPOLL", "NIO")]
+    directs = [d for d in directs if d]
+    if directs:
+        d = sum(directs) / len(directs)
+        print(f"  tunnel 256 MiB direct: {256 / d * 1000:6.0f} MiB/s ({d:.0f} ms)")
+        for t in ("EPOLL", "NIO"):
+            x = score(("TunnelBench.throughTheProxy", t))
+            if x:
+                print(f"  tunnel through the proxy, {t:<5}: {256 / x * 1000:6.0f} MiB/s ({pm(('TunnelBench.throughTheProxy', t))} ms),"
+                      f" {d / x:.2f}x direct   target >= {TARGET_TUNNEL_VS_DIRECT:.1f}x: {verdict(d / x >= TARGET_TUNNEL_VS_DIRECT)}")
+    base = m.get(("HttpProxyBench.oneClient", "DIRECT"))
+    for path in ("DIRECT", "EPOLL", "NIO"):
+        v = m.get(("HttpProxyBench.oneClient", path))
+        if not v:
+            continue
+        p = v.get("scorePercentiles", {})
+        line = (f"  HTTP one client, {path:<6}: p50 {p.get('50.0', 0):7.1f} us, p90 {p.get('90.0', 0):7.1f},"
+                f" p99 {p.get('99.0', 0):8.1f}, mean {v['score']:7.1f}")
+        if base and path != "DIRECT":
+            added = p.get("50.0", 0) - base["scorePercentiles"].get("50.0", 0)
+            line += (f"; added p50 {added:6.1f} us   target <= {TARGET_ADDED_P50_US:.0f} us:"
+                     f" {verdict(added <= TARGET_ADDED_P50_US)}")
+        print(line)
+    d64 = score(("HttpProxyBench.clients64", "DIRECT"))
+    for path in ("DIRECT", "EPOLL", "NIO"):
+        x = score(("HttpProxyBench.clients64", path))
+        if x:
+            rel = f", {x / d64:.2f}x direct" if d64 and path != "DIRECT" else ""
+            print(f"  HTTP 64 clients, {path:<6}: {pm(('HttpProxyBench.clients64', path))} requests/s{rel}")
+    c_t = score(("PeerProxyBench.tunnel", "confine"))
+    c_r = score(("PeerProxyBench.clients64", "confine"))
+    for peer in ("srt", "srtHttp"):
+        s_t = score(("PeerProxyBench.tunnel", peer))
+        s_r = score(("PeerProxyBench.clients64", peer))
+        if c_t and s_t:
+            print(f"  tunnel 256 MiB, Confine / {peer:<7}: {s_t / c_t:5.2f}x ({256 / c_t * 1000:.0f} vs"
+                  f" {256 / s_t * 1000:.0f} MiB/s)   target >= {TARGET_VS_SRT:.0f}x: {verdict(s_t / c_t >= TARGET_VS_SRT)}")
+        if c_r and s_r:
+            print(f"  HTTP 64 clients, Confine / {peer:<7}: {c_r / s_r:5.2f}x ({pm(('PeerProxyBench.clients64', 'confine'))} vs"
+                  f" {pm(('PeerProxyBench.clients64', peer))} requests/s)   target >= {TARGET_VS_SRT:.0f}x: {verdict(c_r / s_r >= TARGET_VS_SRT)}")
+
+    prof = load(os.path.join(folder, "proxy-profile.json"), None)
+    if prof:
+        sides = prof["sides"]
+        n = prof["requestsPerClientsRound"]
+        mib = prof["tunnelBytes"] / (1 << 20)
+        print()
+        print(f"Egress proxy, interleaved (ProxyProfile, {prof['rounds']} rounds, every side in turn each round;"
+              " 95% CI: rounds resampled):")
+        print(f"  {'side':<13} {'p50 us':>8} {'p90 us':>8} {'p99 us':>9} {'64 clients req/s':>17} {'tunnel MiB/s':>13}")
+        for name, e in sides.items():
+            print(f"  {name:<13} {e['latencyP50Us']:8.1f} {e['latencyP90Us']:8.1f} {e['latencyP99Us']:9.1f}"
+                  f" {n * len(e['clientsNanos']) / (sum(e['clientsNanos']) / 1e9):17.0f}"
+                  f" {mib * len(e['tunnelNanos']) / (sum(e['tunnelNanos']) / 1e9):13.0f}")
+        direct = sides.get("direct")
+        for name in ("confineEpoll", "confineNio"):
+            e = sides.get(name)
+            if not e or not direct:
+                continue
+            added = e["latencyP50Us"] - direct["latencyP50Us"]
+            per_round = sorted(a - b for a, b in zip(e["roundP50sUs"], direct["roundP50sUs"]))
+            q = lambda f: per_round[min(len(per_round) - 1, int(f * len(per_round)))]
+            print(f"  {name}: added p50 {added:.1f} us (per round p25-p75 {q(0.25):.1f}-{q(0.75):.1f} us)"
+                  f"   target <= {TARGET_ADDED_P50_US:.0f} us: {verdict(added <= TARGET_ADDED_P50_US)}")
+            r = sum(direct["clientsNanos"]) / sum(e["clientsNanos"])
+            print(f"    64 clients {r:.2f}x direct{interval_note(direct['clientsNanos'], e['clientsNanos'], 'rounds', 0.0)};"
+                  f" tunnel {sum(direct['tunnelNanos']) / sum(e['tunnelNanos']):.2f}x direct"
+                  f"   target >= {TARGET_TUNNEL_VS_DIRECT:.1f}x:"
+                  f" {verdict(sum(direct['tunnelNanos']) / sum(e['tunnelNanos']) >= TARGET_TUNNEL_VS_DIRECT)}")
+        confine = sides.get("confineEpoll") or sides.get("confineNio")
+        for peer in ("srt", "srtHttp"):
+            e = sides.get(peer)
+            if not e or not confine:
+                continue
+            for what, key in (("tunnel", "tunnelNanos"), ("64 clients", "clientsNanos")):
+                r = sum(e[key]) / sum(confine[key])
+                print(f"  {what}, Confine / {peer}: {r:.2f}x{interval_note(e[key], confine[key], 'rounds', TARGET_VS_SRT)}")
+    tunnels_report(folder)
+
+
+def tunnels_report(folder):
+    t = load(os.path.join(folder, "tunnels-idle.json"), None)
+    if not t:
+        print("  (no tunnels-idle.json: IdleTunnelsReport did not run)")
+        return
+    n = t["tunnels"]
+    b, o, a = t["before"], t["open"], t["after"]
+    print()
+    capped = "" if n == t["requested"] else (f" ({t['requested']:,} asked: the hard descriptor limit {t['fdHardLimit']:,}"
+                                             " allows 2 per tunnel in each process)")
+    print(f"{n:,} idle CONNECT tunnels through one proxy{capped}, the proxy in a JVM of its own"
+          f" (load {' '.join(f'{x:.2f}' for x in t['loadBefore'])} before):")
+    print(f"  platform threads before/open/peak/after: {b['threads']}/{o['threads']}/{o['peakThreads']}/{a['threads']}"
+          f" (OS threads {b['osThreads']}/{o['osThreads']}/{a['osThreads']})")
+    constant = b["threads"] == o["threads"] == o["peakThreads"] == a["threads"]
+    print(f"    target constant: {'met' if constant else 'MISSED'}")
+    heap = t["heapBytesPerTunnel"]
+    print(f"  per tunnel: heap {heap:,.0f} B after full GCs (target <= {TARGET_HEAP_PER_TUNNEL:,} B:"
+          f" {'met' if heap <= TARGET_HEAP_PER_TUNNEL else 'MISSED'}), Netty direct memory"
+          f" {t['directBytesPerTunnel']:,.0f} B, {t['fdsPerTunnel']:.2f} fds"
+          f" ({'as expected' if abs(t['fdsPerTunnel'] - EXPECTED_FDS_PER_TUNNEL) < 0.01 else 'NOT as expected'}:"
+          f" {EXPECTED_FDS_PER_TUNNEL}), RSS {t['rssBytesPerTunnel']:,.0f} B")
+    print(f"  all open and idle: {t['clientsOpen']:,} clients, {t['sinkConnections']:,} at the sink; opened in"
+          f" {t['openMs'] / 1000:.1f} s, closed in {t['closeMs'] / 1000:.1f} s; after closing: fds {a['fds']}"
+          f" (before {b['fds']}), heap {a['heap'] - b['heap']:+,} B against before")
 
 
 def fmt_ms(us):
