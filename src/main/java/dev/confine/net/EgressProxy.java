@@ -5,9 +5,11 @@ import dev.confine.SandboxException;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.security.SecureRandom;
+import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -32,8 +34,17 @@ import java.util.Optional;
  * HTTP proxy credentials, or of SOCKS5 username/password authentication; any user name), so that
  * other processes of the same host cannot use the proxy; a unix-socket listener, reachable only
  * through its private directory, needs none unless asked.
+ *
+ * <p>With {@code NetPolicy.mitm()} enabled the proxy intercepts TLS in the tunnels it selects: it
+ * makes a CA of its own at start (ECDSA P-256, valid 24 h, its key in memory only), presents leaves
+ * it signs for each host, and shows each request and response to the {@link ProxyHooks}. Clients
+ * trust it through the CA bundle it writes at start ({@link #caBundle()}; {@link #environment()}
+ * names it) and removes on close. See {@code docs/proxy.md}.
  */
 public final class EgressProxy implements AutoCloseable {
+  /** The hooks of a proxy given none: nothing is shown to anyone, no body is buffered. */
+  static final ProxyHooks NO_HOOKS = new ProxyHooks() {};
+
   private final ProxyServer server;
   private final Optional<String> token;
 
@@ -55,6 +66,20 @@ public final class EgressProxy implements AutoCloseable {
   /** The unix socket it listens on ({@code proxy.sock}, 0600, in a 0700 directory), or empty. */
   public Optional<Path> socketPath() {
     return server.socketPath();
+  }
+
+  /**
+   * The CA bundle clients trust to accept the intercepted tunnels (PEM: the system's roots, then
+   * the proxy's CA; mode 0600 in a private directory, removed on {@link #close()}), or empty when
+   * the policy does not intercept TLS.
+   */
+  public Optional<Path> caBundle() {
+    return server.mitm().map(m -> m.bundle().path());
+  }
+
+  /** The proxy's CA certificate in PEM, or empty when the policy does not intercept TLS. */
+  public Optional<String> caCertificatePem() {
+    return server.mitm().map(Mitm::caPem);
   }
 
   /** The I/O transport serving it (tests check that each one they ask for is the one used). */
@@ -94,9 +119,16 @@ public final class EgressProxy implements AutoCloseable {
    * {@code -Djava.net.useSystemProxies}) through this proxy: {@code HTTP_PROXY}, {@code
    * HTTPS_PROXY}, {@code ALL_PROXY} and their lower-case forms, and an empty {@code NO_PROXY}, so
    * that nothing bypasses it. Empty for a unix-socket listener.
+   *
+   * <p>When the policy intercepts TLS, also the variables that make common clients trust the CA
+   * bundle, whatever the listener: {@code SSL_CERT_FILE}, {@code CURL_CA_BUNDLE}, {@code
+   * REQUESTS_CA_BUNDLE}, {@code NODE_EXTRA_CA_CERTS}, {@code GIT_SSL_CAINFO}, {@code PIP_CERT} and
+   * {@code JAVA_TOOL_OPTIONS} (a PKCS12 trust store; every JVM then prints one "Picked up" line on
+   * its stderr, and a child with its own {@code JAVA_TOOL_OPTIONS} should get this value first).
    */
   public Map<String, String> environment() {
     Map<String, String> env = new LinkedHashMap<>();
+    server.mitm().ifPresent(m -> env.putAll(m.bundle().environment()));
     httpUrl()
         .ifPresent(
             http -> {
@@ -126,7 +158,8 @@ public final class EgressProxy implements AutoCloseable {
     private Boolean requireToken;
     private HostResolver resolver = HostResolver.system();
     private ProxyAuditListener audit = new ProxyAuditListener() {};
-    private ProxyHooks hooks = new ProxyHooks() {};
+    private ProxyHooks hooks = NO_HOOKS;
+    private Optional<List<X509Certificate>> mitmOutboundRoots = Optional.empty();
     private int maxRequestLine = 8192;
     private int maxHeaderBytes = 32 * 1024;
     private Duration handshakeTimeout = Duration.ofSeconds(10);
@@ -252,6 +285,15 @@ public final class EgressProxy implements AutoCloseable {
       return d;
     }
 
+    /**
+     * The roots the destinations' certificates must chain to when TLS is intercepted (tests: a
+     * local origin's own CA); default the JDK's trusted roots.
+     */
+    Builder mitmOutboundRoots(List<X509Certificate> roots) {
+      this.mitmOutboundRoots = Optional.of(List.copyOf(roots));
+      return this;
+    }
+
     /** Sets the I/O transport (tests: both are exercised); default epoll where it loads. */
     Builder transport(Transport transport) {
       this.transport = transport;
@@ -262,8 +304,9 @@ public final class EgressProxy implements AutoCloseable {
      * Checks the policy and starts the proxy.
      *
      * @throws SandboxException VALIDATION for a policy it cannot enforce (mode other than
-     *     ALLOW_LIST or PROXY, an invalid rule pattern or upstream); NOT_AVAILABLE when it cannot
-     *     listen, when the upstream's name does not resolve, or for MITM (not built yet)
+     *     ALLOW_LIST or PROXY, an invalid rule pattern, upstream or MITM host entry); NOT_AVAILABLE
+     *     when it cannot listen, when the upstream's name does not resolve, or when it cannot make
+     *     the CA bundle of its TLS interception
      */
     public EgressProxy start() {
       boolean tokenNeeded =
@@ -284,7 +327,8 @@ public final class EgressProxy implements AutoCloseable {
                   idleTimeout,
                   connectTimeout,
                   transport,
-                  threads));
+                  threads,
+                  mitmOutboundRoots));
       return new EgressProxy(server, token);
     }
 

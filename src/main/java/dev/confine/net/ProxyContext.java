@@ -9,7 +9,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * What every connection's handlers share: the decider, the dialer, the limits, the token, the audit
- * listener and the hooks.
+ * listener, the hooks and the TLS interception, if any.
  */
 final class ProxyContext {
   private static final Logger LOG = LoggerFactory.getLogger(ProxyContext.class);
@@ -17,6 +17,7 @@ final class ProxyContext {
   final Decider decider;
   final Dialer dialer;
   final ProxyLimits limits;
+  final Optional<Mitm> mitm;
   private final Optional<byte[]> token;
   private final ProxyAuditListener audit;
   private final ProxyHooks hooks;
@@ -27,8 +28,10 @@ final class ProxyContext {
       ProxyLimits limits,
       Optional<String> token,
       ProxyAuditListener audit,
-      ProxyHooks hooks) {
+      ProxyHooks hooks,
+      Optional<Mitm> mitm) {
     this.decider = decider;
+    this.mitm = mitm;
     this.dialer = dialer;
     this.limits = limits;
     this.token = token.map(t -> t.getBytes(StandardCharsets.UTF_8));
@@ -74,8 +77,39 @@ final class ProxyContext {
       hooks.onConnect(host, port);
       return Optional.empty();
     } catch (Exception e) {
-      return Optional.of(e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage());
+      return Optional.of(message(e));
     }
+  }
+
+  /**
+   * Whether hooks were set: without them the interception shows no one anything, buffers nothing.
+   */
+  boolean hooked() {
+    return hooks != EgressProxy.NO_HOOKS;
+  }
+
+  /** Runs the request hook: empty when the request may leave, else why not. */
+  Optional<String> requestBlocked(ProxyRequest request) {
+    try {
+      hooks.onRequest(request);
+      return Optional.empty();
+    } catch (Exception e) {
+      return Optional.of(message(e));
+    }
+  }
+
+  /** Runs the response hook: empty when the response may reach the client, else why not. */
+  Optional<String> responseBlocked(ProxyResponse response) {
+    try {
+      hooks.onResponse(response);
+      return Optional.empty();
+    } catch (Exception e) {
+      return Optional.of(message(e));
+    }
+  }
+
+  private static String message(Exception e) {
+    return e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
   }
 
   /** Limits on what clients may send and how slowly. */
