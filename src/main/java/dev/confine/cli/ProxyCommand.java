@@ -1,5 +1,6 @@
 package dev.confine.cli;
 
+import dev.confine.MitmPolicy;
 import dev.confine.NetAction;
 import dev.confine.NetMode;
 import dev.confine.NetPolicy;
@@ -91,6 +92,38 @@ final class ProxyCommand implements Callable<Integer> {
   private NetMode mode;
 
   @Option(
+      names = "--mitm",
+      description =
+          "Intercept TLS in CONNECT and SOCKS5 tunnels: a CA made now (valid 24 h), leaves per"
+              + " host, a CA bundle written now and removed on exit (its path on stderr, its"
+              + " variables with the others on stdout).")
+  private boolean mitm;
+
+  @Option(
+      names = "--mitm-host",
+      paramLabel = "HOST",
+      description = "Intercept only HOST (same forms as --allow-host); repeatable. Needs --mitm.")
+  private List<String> mitmHosts = new ArrayList<>();
+
+  @Option(
+      names = "--mitm-exclude",
+      paramLabel = "HOST",
+      description = "Never intercept HOST (a raw tunnel); wins over --mitm-host. Needs --mitm.")
+  private List<String> mitmExclude = new ArrayList<>();
+
+  @Option(
+      names = "--mitm-inspect-bodies",
+      description = "Show request and response bodies to hooks (the library's). Needs --mitm.")
+  private boolean mitmInspectBodies;
+
+  @Option(
+      names = "--mitm-max-body",
+      paramLabel = "BYTES",
+      converter = PolicyOptions.SizeConverter.class,
+      description = "The most body bytes shown to hooks (64k, 1m; default 64 KiB). Needs --mitm.")
+  private Long mitmMaxBody;
+
+  @Option(
       names = "--audit",
       paramLabel = "FILE",
       description = "Append one JSON line per decision and per closed connection ('-': stdout).")
@@ -139,6 +172,10 @@ final class ProxyCommand implements Callable<Integer> {
       out.flush();
       proxy.socketPath().ifPresent(p -> err.println("confine: egress proxy listening on " + p));
       proxy
+          .caBundle()
+          .ifPresent(
+              b -> err.println("confine: intercepting TLS; clients must trust the CA bundle " + b));
+      proxy
           .address()
           .ifPresent(
               a -> err.println("confine: egress proxy listening on 127.0.0.1:" + a.getPort()));
@@ -161,7 +198,22 @@ final class ProxyCommand implements Callable<Integer> {
     denyHosts.forEach(h -> all.add(NetRule.deny(h)));
     allowHosts.forEach(h -> all.add(NetRule.allow(h)));
     NetMode m = mode != null ? mode : upstream.isEmpty() ? NetMode.ALLOW_LIST : NetMode.PROXY;
-    return NetPolicy.builder().mode(m).rules(all).proxy(upstream).build();
+    return NetPolicy.builder().mode(m).rules(all).proxy(upstream).mitm(mitmPolicy()).build();
+  }
+
+  private MitmPolicy mitmPolicy() {
+    boolean tuned =
+        !mitmHosts.isEmpty() || !mitmExclude.isEmpty() || mitmInspectBodies || mitmMaxBody != null;
+    if (!mitm) {
+      if (tuned) {
+        throw new picocli.CommandLine.ParameterException(
+            spec.commandLine(),
+            "--mitm-host, --mitm-exclude, --mitm-inspect-bodies and --mitm-max-body need --mitm");
+      }
+      return null;
+    }
+    return new MitmPolicy(
+        true, mitmInspectBodies, mitmMaxBody == null ? 0 : mitmMaxBody, mitmHosts, mitmExclude);
   }
 
   private int loopbackPort(String address) {

@@ -225,17 +225,19 @@ final class MitmExchange extends ChannelInboundHandlerAdapter {
     }
     headers.remove(HttpHeaderNames.EXPECT);
     if (!headers.contains(HttpHeaderNames.HOST)) {
-      headers.set(
-          HttpHeaderNames.HOST,
-          tunnel.port() == 443
-              ? Authority.format(tunnel.host(), 443).replaceAll(":443$", "")
-              : tunnel.target());
+      headers.set(HttpHeaderNames.HOST, defaultHost());
     }
     return new DefaultHttpRequest(HttpVersion.HTTP_1_1, r.method(), r.uri(), headers);
   }
 
+  /** The tunnel's authority as a Host header names it: without the port when it is 443. */
+  private String defaultHost() {
+    String target = tunnel.target();
+    return tunnel.port() == 443 ? target.substring(0, target.length() - ":443".length()) : target;
+  }
+
   private ProxyRequest requestInfo(HttpRequest r, Optional<byte[]> body) {
-    String host = r.headers().get(HttpHeaderNames.HOST, tunnel.target());
+    String host = r.headers().get(HttpHeaderNames.HOST, defaultHost());
     return new ProxyRequest(
         r.method().name(), "https", host, r.uri(), Messages.of(clientHeaders(r)), body);
   }

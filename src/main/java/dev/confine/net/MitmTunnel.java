@@ -19,6 +19,7 @@ import io.netty.handler.codec.http2.Http2StreamChannel;
 import io.netty.handler.codec.http2.Http2StreamFrameToHttpObjectCodec;
 import io.netty.handler.ssl.ApplicationProtocolNames;
 import io.netty.handler.ssl.ApplicationProtocolNegotiationHandler;
+import io.netty.handler.ssl.NotSslRecordException;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.util.ReferenceCountUtil;
 import java.util.ArrayDeque;
@@ -172,8 +173,7 @@ final class MitmTunnel {
         .addListener(
             f -> {
               if (!f.isSuccess()) {
-                origin.fail(
-                    "TLS handshake with " + target() + " failed: " + Texts.describe(f.cause()));
+                origin.fail("TLS handshake with " + target() + " failed: " + tlsFailure(f.cause()));
               }
             });
     // Replacing the holder passes it what came before (a TLS server waits for the client first).
@@ -324,16 +324,22 @@ final class MitmTunnel {
     @Override
     protected void handshakeFailure(ChannelHandlerContext ctx, Throwable cause) {
       // The client refused the leaf, spoke no TLS or was too slow: nothing to answer it with.
-      clientFailed("the client's TLS handshake failed: " + Texts.describe(unwrap(cause)));
+      clientFailed("the client's TLS handshake failed: " + tlsFailure(cause));
       ctx.close();
     }
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
       // Before the handshake is done (this handler is still here): the handshake failed.
-      clientFailed("the client's TLS handshake failed: " + Texts.describe(unwrap(cause)));
+      clientFailed("the client's TLS handshake failed: " + tlsFailure(cause));
       ctx.close();
     }
+  }
+
+  /** Why a handshake failed; not the hex dump of a whole buffer that was no TLS record. */
+  private static String tlsFailure(Throwable cause) {
+    Throwable c = unwrap(cause);
+    return c instanceof NotSslRecordException ? "it does not speak TLS" : Texts.describe(c);
   }
 
   private static Throwable unwrap(Throwable cause) {
