@@ -34,6 +34,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
@@ -169,6 +170,25 @@ class MitmTest {
       assertThat(seen.headers().get("Host")).isEqualTo("origin.test:" + origin.port());
       assertThat(seen.headers().contains("Proxy-Authorization")).isFalse();
       assertThat(decisions.poll(5, TimeUnit.SECONDS).protocol()).isEqualTo(ProxyProtocol.CONNECT);
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(Transport.class)
+  void bothTransportsInterceptHttp2AndHttp11(Transport transport) throws Exception {
+    if (transport == Transport.EPOLL) {
+      HostRequirements.require(
+          Transport.best() == Transport.EPOLL,
+          "Netty's epoll transport cannot load: " + Transport.epollUnavailability().orElse(""));
+    }
+    try (EgressProxy proxy =
+        builder(inspecting(0)).hooks(recording()).transport(transport).start()) {
+      assertThat(proxy.transport()).isEqualTo(transport);
+      var h2 = curl(proxy, "--http2", "-w", " %{http_version}", url("origin.test", "/hello"));
+      assertThat(h2.out()).isEqualTo("hello 2");
+      var h1 = curl(proxy, "--http1.1", "--data-binary", "ping", url("origin.test", "/echo"));
+      assertThat(h1.out()).isEqualTo("ping");
+      assertThat(requests).hasSize(2);
     }
   }
 
