@@ -67,8 +67,10 @@ final class MitmExchange extends ChannelInboundHandlerAdapter {
   private final ArrayDeque<HttpObject> queued = new ArrayDeque<>();
   private ChannelHandlerContext ctx;
   private State state = State.IDLE;
+  private HttpRequest clientHead;
   private HttpRequest outbound;
   private ProxyRequest request;
+  private boolean requestSent;
   private boolean head;
   private boolean clientWantsClose;
   private MitmTunnel.Origin origin;
@@ -151,7 +153,9 @@ final class MitmExchange extends ChannelInboundHandlerAdapter {
     }
     clientWantsClose = !h2 && !HttpUtil.isKeepAlive(r);
     head = r.method().equals(HttpMethod.HEAD);
+    clientHead = r;
     outbound = outboundRequest(r);
+    requestSent = false;
     responseStarted = false;
     declared = inspectable(r) ? HttpUtil.getContentLength(r, -1L) : -1;
     request = px.hooked() ? requestInfo(r, Optional.empty()) : null;
@@ -203,7 +207,7 @@ final class MitmExchange extends ChannelInboundHandlerAdapter {
     }
     ByteBuf body = buffer;
     buffer = null;
-    request = requestInfo(outbound, Optional.of(ByteBufUtil.getBytes(body)));
+    request = requestInfo(clientHead, Optional.of(ByteBufUtil.getBytes(body)));
     if (blocked(px.requestBlocked(request), "request to")) {
       body.release();
       return;
@@ -271,6 +275,7 @@ final class MitmExchange extends ChannelInboundHandlerAdapter {
     origin.channel.write(c, origin.channel.voidPromise());
     if (c instanceof LastHttpContent) {
       origin.channel.flush();
+      requestSent = true;
       state = State.AWAITING_RESPONSE;
     }
   }
@@ -445,7 +450,8 @@ final class MitmExchange extends ChannelInboundHandlerAdapter {
     ctx.flush();
     MitmTunnel.Origin o = origin;
     origin = null;
-    tunnel.release(o, originKeepsAlive && state != State.CLOSING);
+    // A destination that answered before the whole request was sent is out of step with it.
+    tunnel.release(o, originKeepsAlive && requestSent && state != State.CLOSING);
     if (h2 || closeAfterResponse) {
       state = State.CLOSING;
       if (!h2) {

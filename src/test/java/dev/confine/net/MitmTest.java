@@ -312,9 +312,22 @@ class MitmTest {
   @Test
   void inspectedBodiesAreShownToTheHooksAndForwardedIntact() throws Exception {
     try (EgressProxy proxy = start(inspecting(0), recording())) {
-      var r = curl(proxy, "--http1.1", "--data-binary", "ping", url("origin.test", "/echo"));
+      var r =
+          curl(
+              proxy,
+              "--http1.1",
+              "-H",
+              "Connection: keep-alive, X-Hop",
+              "-H",
+              "X-Hop: this hop only",
+              "--data-binary",
+              "ping",
+              url("origin.test", "/echo"));
       assertThat(r.out()).isEqualTo("ping");
       assertThat(origin.seen().getFirst().body()).isEqualTo("ping");
+      // The hook sees the request as the client sent it; the destination, without hop headers.
+      assertThat(requests.getFirst().header("x-hop")).hasValue("this hop only");
+      assertThat(origin.seen().getFirst().headers().contains("X-Hop")).isFalse();
       assertThat(requests.getFirst().body())
           .hasValueSatisfying(
               b -> assertThat(new String(b, StandardCharsets.UTF_8)).isEqualTo("ping"));
