@@ -137,8 +137,7 @@ public class MitmBench {
   private X509Certificate proxyCa() throws GeneralSecurityException {
     byte[] pem = proxy.caCertificatePem().orElseThrow().getBytes(StandardCharsets.US_ASCII);
     return (X509Certificate)
-        CertificateFactory.getInstance("X.509")
-            .generateCertificate(new ByteArrayInputStream(pem));
+        CertificateFactory.getInstance("X.509").generateCertificate(new ByteArrayInputStream(pem));
   }
 
   private static SSLContext trusting(X509Certificate... roots) throws Exception {
