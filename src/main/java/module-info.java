@@ -23,6 +23,7 @@ module dev.confine {
   requires io.netty.buffer;
   requires io.netty.codec;
   requires io.netty.codec.http;
+  requires io.netty.codec.http2;
   requires io.netty.codec.socks;
   requires io.netty.common;
   requires io.netty.handler;

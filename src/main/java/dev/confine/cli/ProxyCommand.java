@@ -1,5 +1,6 @@
 package dev.confine.cli;
 
+import dev.confine.MitmPolicy;
 import dev.confine.NetMode;
 import dev.confine.NetPolicy;
 import dev.confine.NetRule;
@@ -91,7 +92,8 @@ final class ProxyCommand implements Callable<Integer> {
       paramLabel = "FILE",
       description =
           "Trust the CA certificates in FILE (PEM) on the proxy's own TLS connections (to an"
-              + " https:// upstream) instead of the JDK's trust store.")
+              + " https:// upstream, and with --mitm to the destinations) instead of the JDK's"
+              + " trust store.")
   private Path outboundCa;
 
   @Option(
@@ -102,6 +104,38 @@ final class ProxyCommand implements Callable<Integer> {
           "allow_list (deny what no rule allows; the default without --upstream) or proxy (allow"
               + " what no rule denies; the default with --upstream).")
   private NetMode mode;
+
+  @Option(
+      names = "--mitm",
+      description =
+          "Intercept TLS in CONNECT and SOCKS5 tunnels: a CA made now (valid 24 h), leaves per"
+              + " host, a CA bundle written now and removed on exit (its path on stderr, its"
+              + " variables with the others on stdout).")
+  private boolean mitm;
+
+  @Option(
+      names = "--mitm-host",
+      paramLabel = "HOST",
+      description = "Intercept only HOST (same forms as --allow-host); repeatable. Needs --mitm.")
+  private List<String> mitmHosts = new ArrayList<>();
+
+  @Option(
+      names = "--mitm-exclude",
+      paramLabel = "HOST",
+      description = "Never intercept HOST (a raw tunnel); wins over --mitm-host. Needs --mitm.")
+  private List<String> mitmExclude = new ArrayList<>();
+
+  @Option(
+      names = "--mitm-inspect-bodies",
+      description = "Show request and response bodies to hooks (the library's). Needs --mitm.")
+  private boolean mitmInspectBodies;
+
+  @Option(
+      names = "--mitm-max-body",
+      paramLabel = "BYTES",
+      converter = PolicyOptions.SizeConverter.class,
+      description = "The most body bytes shown to hooks (64k, 1m; default 64 KiB). Needs --mitm.")
+  private Long mitmMaxBody;
 
   @Option(
       names = "--audit",
@@ -164,6 +198,10 @@ final class ProxyCommand implements Callable<Integer> {
       out.flush();
       proxy.socketPath().ifPresent(p -> err.println("confine: egress proxy listening on " + p));
       proxy
+          .caBundle()
+          .ifPresent(
+              b -> err.println("confine: intercepting TLS; clients must trust the CA bundle " + b));
+      proxy
           .address()
           .ifPresent(
               a -> err.println("confine: egress proxy listening on 127.0.0.1:" + a.getPort()));
@@ -186,7 +224,22 @@ final class ProxyCommand implements Callable<Integer> {
     all.addAll(denyHosts);
     all.addAll(allowHosts);
     NetMode m = mode != null ? mode : upstream.isEmpty() ? NetMode.ALLOW_LIST : NetMode.PROXY;
-    return NetPolicy.builder().mode(m).rules(all).proxy(upstream).build();
+    return NetPolicy.builder().mode(m).rules(all).proxy(upstream).mitm(mitmPolicy()).build();
+  }
+
+  private MitmPolicy mitmPolicy() {
+    boolean tuned =
+        !mitmHosts.isEmpty() || !mitmExclude.isEmpty() || mitmInspectBodies || mitmMaxBody != null;
+    if (!mitm) {
+      if (tuned) {
+        throw new picocli.CommandLine.ParameterException(
+            spec.commandLine(),
+            "--mitm-host, --mitm-exclude, --mitm-inspect-bodies and --mitm-max-body need --mitm");
+      }
+      return null;
+    }
+    return new MitmPolicy(
+        true, mitmInspectBodies, mitmMaxBody == null ? 0 : mitmMaxBody, mitmHosts, mitmExclude);
   }
 
   /** The certificates in a PEM (or DER) file; at least one. */

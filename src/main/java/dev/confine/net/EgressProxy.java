@@ -35,8 +35,17 @@ import java.util.Optional;
  * HTTP proxy credentials, or of SOCKS5 username/password authentication; any user name), so that
  * other processes of the same host cannot use the proxy; a unix-socket listener, reachable only
  * through its private directory, needs none unless asked.
+ *
+ * <p>With {@code NetPolicy.mitm()} enabled the proxy intercepts TLS in the tunnels it selects: it
+ * makes a CA of its own at start (ECDSA P-256, valid 24 h, its key in memory only), presents leaves
+ * it signs for each host, and shows each request and response to the {@link ProxyHooks}. Clients
+ * trust it through the CA bundle it writes at start ({@link #caBundle()}; {@link #environment()}
+ * names it) and removes on close. See {@code docs/proxy.md}.
  */
 public final class EgressProxy implements AutoCloseable {
+  /** The hooks of a proxy given none: nothing is shown to anyone, no body is buffered. */
+  static final ProxyHooks NO_HOOKS = new ProxyHooks() {};
+
   private final ProxyServer server;
   private final Optional<String> token;
 
@@ -70,6 +79,20 @@ public final class EgressProxy implements AutoCloseable {
   /** The unix socket it listens on ({@code proxy.sock}, 0600, in a 0700 directory), or empty. */
   public Optional<Path> socketPath() {
     return server.socketPath();
+  }
+
+  /**
+   * The CA bundle clients trust to accept the intercepted tunnels (PEM: the system's roots, then
+   * the proxy's CA; mode 0600 in a private directory, removed on {@link #close()}), or empty when
+   * the policy does not intercept TLS.
+   */
+  public Optional<Path> caBundle() {
+    return server.mitm().map(m -> m.bundle().path());
+  }
+
+  /** The proxy's CA certificate in PEM, or empty when the policy does not intercept TLS. */
+  public Optional<String> caCertificatePem() {
+    return server.mitm().map(Mitm::caPem);
   }
 
   /** The I/O transport serving it (tests check that each one they ask for is the one used). */
@@ -109,9 +132,16 @@ public final class EgressProxy implements AutoCloseable {
    * {@code -Djava.net.useSystemProxies}) through this proxy: {@code HTTP_PROXY}, {@code
    * HTTPS_PROXY}, {@code ALL_PROXY} and their lower-case forms, and an empty {@code NO_PROXY}, so
    * that nothing bypasses it. Empty for a unix-socket listener.
+   *
+   * <p>When the policy intercepts TLS, also the variables that make common clients trust the CA
+   * bundle, whatever the listener: {@code SSL_CERT_FILE}, {@code CURL_CA_BUNDLE}, {@code
+   * REQUESTS_CA_BUNDLE}, {@code NODE_EXTRA_CA_CERTS}, {@code GIT_SSL_CAINFO}, {@code PIP_CERT} and
+   * {@code JAVA_TOOL_OPTIONS} (a PKCS12 trust store; every JVM then prints one "Picked up" line on
+   * its stderr, and a child with its own {@code JAVA_TOOL_OPTIONS} should get this value first).
    */
   public Map<String, String> environment() {
     Map<String, String> env = new LinkedHashMap<>();
+    server.mitm().ifPresent(m -> env.putAll(m.bundle().environment()));
     httpUrl()
         .ifPresent(
             http -> {
@@ -141,7 +171,7 @@ public final class EgressProxy implements AutoCloseable {
     private Boolean requireToken;
     private HostResolver resolver = HostResolver.system();
     private ProxyAuditListener audit = new ProxyAuditListener() {};
-    private ProxyHooks hooks = new ProxyHooks() {};
+    private ProxyHooks hooks = NO_HOOKS;
     private int maxConnections = 4096;
     private int maxRequestLine = 8192;
     private int maxHeaderBytes = 32 * 1024;
@@ -265,9 +295,9 @@ public final class EgressProxy implements AutoCloseable {
 
     /**
      * The certificate authorities the proxy trusts on its own TLS connections (to an {@code
-     * https://} upstream proxy); default, or when empty, the JDK's trust store (its {@code
-     * cacerts}, or the {@code javax.net.ssl.trustStore} the JVM was started with). The upstream's
-     * certificate must also name the host of its URL.
+     * https://} upstream proxy, and to the destinations of intercepted tunnels); default, or when
+     * empty, the JDK's trust store (its {@code cacerts}, or the {@code javax.net.ssl.trustStore}
+     * the JVM was started with). The upstream's certificate must also name the host of its URL.
      */
     public Builder outboundRoots(Collection<X509Certificate> roots) {
       this.outboundRoots = List.copyOf(Objects.requireNonNull(roots, "roots"));
@@ -300,8 +330,9 @@ public final class EgressProxy implements AutoCloseable {
      * Checks the policy and starts the proxy.
      *
      * @throws SandboxException VALIDATION for a policy it cannot enforce (mode other than
-     *     ALLOW_LIST or PROXY, an invalid rule pattern or upstream); NOT_AVAILABLE when it cannot
-     *     listen, when the upstream's name does not resolve, or for MITM (not built yet)
+     *     ALLOW_LIST or PROXY, an invalid rule pattern, upstream or MITM host entry); NOT_AVAILABLE
+     *     when it cannot listen, when the upstream's name does not resolve, or when it cannot make
+     *     the CA bundle of its TLS interception
      */
     public EgressProxy start() {
       boolean tokenNeeded =

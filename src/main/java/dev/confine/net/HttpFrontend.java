@@ -5,7 +5,6 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.DecoderResult;
-import io.netty.handler.codec.TooLongFrameException;
 import io.netty.handler.codec.http.DefaultHttpRequest;
 import io.netty.handler.codec.http.DefaultHttpResponse;
 import io.netty.handler.codec.http.HttpClientCodec;
@@ -155,10 +154,7 @@ final class HttpFrontend extends ChannelInboundHandlerAdapter {
   }
 
   private static String describe(Throwable cause) {
-    if (cause instanceof TooLongFrameException) {
-      return "too long (" + cause.getMessage() + ")";
-    }
-    return cause.getMessage() == null ? cause.getClass().getSimpleName() : cause.getMessage();
+    return Texts.describe(cause);
   }
 
   private boolean authorized(HttpHeaders headers) {
@@ -223,19 +219,16 @@ final class HttpFrontend extends ChannelInboundHandlerAdapter {
         v,
         out -> {
           state = State.TUNNEL;
-          Link link = Link.open(px, out, v.decision(), "");
-          out.pipeline().replace(Holding.NAME, "relay", new Relay(ctx.channel(), link::addIn));
-          // Bytes the client sent after its CONNECT, still in the decoder, follow the relay.
-          ctx.pipeline().replace(this, "relay", new Relay(out, link::addOut));
-          ctx.pipeline().remove(CODEC);
-          ctx.channel()
+          queued.forEach(ReferenceCountUtil::release);
+          queued.clear();
+          // Written beneath the codec, before anything that follows the tunnel writes.
+          ctx.pipeline()
+              .context(CODEC)
               .writeAndFlush(
                   Unpooled.copiedBuffer(
                       "HTTP/1.1 200 Connection Established\r\n\r\n", StandardCharsets.US_ASCII));
-          queued.forEach(ReferenceCountUtil::release);
-          queued.clear();
-          ctx.channel().config().setAutoRead(true);
-          out.config().setAutoRead(true);
+          // Bytes the client sent after its CONNECT, still in the decoder, follow the tunnel.
+          Tunnel.splice(px, ctx, out, v, List.of(CODEC));
         });
   }
 

@@ -10,7 +10,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * What every connection's handlers share: the decider, the dialer, the limits, the token, the audit
- * listener and the hooks.
+ * listener, the hooks and the TLS interception, if any.
  */
 final class ProxyContext {
   private static final Logger LOG = LoggerFactory.getLogger(ProxyContext.class);
@@ -18,6 +18,7 @@ final class ProxyContext {
   final Decider decider;
   final Dialer dialer;
   final ProxyLimits limits;
+  final Optional<Mitm> mitm;
   private final Optional<byte[]> token;
   private final ProxyAuditListener audit;
   private final ProxyHooks hooks;
@@ -30,8 +31,10 @@ final class ProxyContext {
       ProxyLimits limits,
       Optional<String> token,
       ProxyAuditListener audit,
-      ProxyHooks hooks) {
+      ProxyHooks hooks,
+      Optional<Mitm> mitm) {
     this.decider = decider;
+    this.mitm = mitm;
     this.dialer = dialer;
     this.limits = limits;
     this.token = token.map(t -> t.getBytes(StandardCharsets.UTF_8));
@@ -77,7 +80,7 @@ final class ProxyContext {
       hooks.onConnect(host, port);
       return Optional.empty();
     } catch (Exception e) {
-      return Optional.of(e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage());
+      return Optional.of(message(e));
     }
   }
 
@@ -102,6 +105,37 @@ final class ProxyContext {
   /** A client connection that was admitted has closed. */
   void released() {
     connections.decrementAndGet();
+  }
+
+  /**
+   * Whether hooks were set: without them the interception shows no one anything, buffers nothing.
+   */
+  boolean hooked() {
+    return hooks != EgressProxy.NO_HOOKS;
+  }
+
+  /** Runs the request hook: empty when the request may leave, else why not. */
+  Optional<String> requestBlocked(ProxyRequest request) {
+    try {
+      hooks.onRequest(request);
+      return Optional.empty();
+    } catch (Exception e) {
+      return Optional.of(message(e));
+    }
+  }
+
+  /** Runs the response hook: empty when the response may reach the client, else why not. */
+  Optional<String> responseBlocked(ProxyResponse response) {
+    try {
+      hooks.onResponse(response);
+      return Optional.empty();
+    } catch (Exception e) {
+      return Optional.of(message(e));
+    }
+  }
+
+  private static String message(Exception e) {
+    return e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
   }
 
   /** Limits on how many clients may connect, what they may send and how slowly. */

@@ -46,18 +46,21 @@ final class ProxyServer implements AutoCloseable {
   private final Channel listener;
   private final Optional<Path> socketDirectory;
   private final Transport transport;
+  private final Optional<Mitm> mitm;
 
   private ProxyServer(
       EventLoopGroup group,
       ExecutorService resolverThreads,
       Channel listener,
       Optional<Path> socketDirectory,
-      Transport transport) {
+      Transport transport,
+      Optional<Mitm> mitm) {
     this.group = group;
     this.resolverThreads = resolverThreads;
     this.listener = listener;
     this.socketDirectory = socketDirectory;
     this.transport = transport;
+    this.mitm = mitm;
   }
 
   /** Where the server listens. */
@@ -93,8 +96,9 @@ final class ProxyServer implements AutoCloseable {
   /**
    * Checks the policy, compiles its rules and starts listening.
    *
-   * @throws SandboxException VALIDATION for a policy this proxy cannot take (mode, rules,
-   *     upstream), NOT_AVAILABLE when it cannot listen or MITM is asked for
+   * @throws SandboxException VALIDATION for a policy this proxy cannot take (mode, rules, upstream,
+   *     MITM host entries), NOT_AVAILABLE when it cannot listen or cannot make its TLS
+   *     interception's CA and bundle
    */
   public static ProxyServer start(Settings s) {
     AtomicBoolean adopted = new AtomicBoolean();
@@ -122,11 +126,6 @@ final class ProxyServer implements AutoCloseable {
           "the egress proxy enforces mode allow_list or proxy, not "
               + Answers.modeName(policy.mode()));
     }
-    if (policy.mitm() != null && policy.mitm().enabled()) {
-      throw SandboxException.of(
-          SandboxException.Kind.NOT_AVAILABLE,
-          "TLS interception (mitm) is not built into the egress proxy yet");
-    }
     RuleMatcher matcher = RuleMatcher.compile(policy);
     Optional<Upstream> upstream =
         policy.proxy().isEmpty() ? Optional.empty() : Optional.of(Upstream.parse(policy.proxy()));
@@ -137,8 +136,19 @@ final class ProxyServer implements AutoCloseable {
           "adopting a listening socket needs Netty's epoll transport, which cannot load here: "
               + Transport.epollUnavailability().orElse("it was not chosen"));
     }
-    ExecutorService resolverThreads = resolverThreads();
-    EventLoopGroup group = s.transport().group(s.threads());
+    Optional<Mitm> mitm =
+        mitm(
+            policy,
+            s.outboundRoots().isEmpty() ? Optional.empty() : Optional.of(s.outboundRoots()));
+    ExecutorService resolverThreads;
+    EventLoopGroup group;
+    try {
+      resolverThreads = resolverThreads();
+      group = s.transport().group(s.threads());
+    } catch (RuntimeException e) {
+      mitm.ifPresent(Mitm::close);
+      throw e;
+    }
     Optional<Path> directory = Optional.empty();
     try {
       Decider decider =
@@ -162,7 +172,8 @@ final class ProxyServer implements AutoCloseable {
                   s.idleTimeout()),
               s.token(),
               s.audit(),
-              s.hooks());
+              s.hooks(),
+              mitm);
       ServerBootstrap bootstrap =
           new ServerBootstrap()
               .group(group)
@@ -204,9 +215,10 @@ final class ProxyServer implements AutoCloseable {
           ch = bootstrap.register().sync().channel();
         }
       }
-      return new ProxyServer(group, resolverThreads, ch, directory, s.transport());
+      return new ProxyServer(group, resolverThreads, ch, directory, s.transport(), mitm);
     } catch (IOException | RuntimeException e) {
       shutdown(group, resolverThreads, directory);
+      mitm.ifPresent(Mitm::close);
       throw SandboxException.of(
           SandboxException.Kind.NOT_AVAILABLE,
           "the egress proxy cannot listen: " + e.getMessage(),
@@ -214,6 +226,7 @@ final class ProxyServer implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       shutdown(group, resolverThreads, directory);
+      mitm.ifPresent(Mitm::close);
       throw SandboxException.of(
           SandboxException.Kind.INTERRUPTED, "interrupted while starting the egress proxy", e);
     }
@@ -222,6 +235,22 @@ final class ProxyServer implements AutoCloseable {
   /** The client TLS context for the proxy's own connections: the given roots, or the JDK's. */
   private static SslContext outboundTls(List<X509Certificate> roots) {
     return roots.isEmpty() ? MitmContexts.clientContext() : MitmContexts.clientContext(roots);
+  }
+
+  private static Optional<Mitm> mitm(NetPolicy policy, Optional<List<X509Certificate>> roots) {
+    if (policy.mitm() == null || !policy.mitm().enabled()) {
+      return Optional.empty();
+    }
+    try {
+      return Optional.of(Mitm.start(policy.mitm(), roots));
+    } catch (SandboxException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      throw SandboxException.of(
+          SandboxException.Kind.NOT_AVAILABLE,
+          "the egress proxy cannot make its TLS interception's CA and bundle: " + e.getMessage(),
+          e);
+    }
   }
 
   private static InetSocketAddress resolveUpstream(Upstream u) {
@@ -257,16 +286,25 @@ final class ProxyServer implements AutoCloseable {
     return socketDirectory.map(d -> d.resolve("proxy.sock"));
   }
 
+  /** The TLS interception, when the policy asks for it. */
+  public Optional<Mitm> mitm() {
+    return mitm;
+  }
+
   /** The transport serving it. */
   public Transport transport() {
     return transport;
   }
 
-  /** Stops listening, closes every connection, stops its threads and removes its socket. */
+  /**
+   * Stops listening, closes every connection, stops its threads and removes its socket and its CA
+   * bundle.
+   */
   @Override
   public void close() {
     listener.close().awaitUninterruptibly();
     shutdown(group, resolverThreads, socketDirectory);
+    mitm.ifPresent(Mitm::close);
   }
 
   private static void shutdown(

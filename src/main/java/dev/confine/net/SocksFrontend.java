@@ -27,6 +27,7 @@ import io.netty.util.concurrent.Future;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.NoRouteToHostException;
+import java.util.List;
 
 /**
  * The SOCKS5 side of a client connection (RFC 1928, CONNECT only; RFC 1929 username and password
@@ -149,7 +150,6 @@ final class SocksFrontend extends ChannelInboundHandlerAdapter {
             out.close();
             return;
           }
-          Link link = Link.open(px, out, v.decision(), "");
           InetSocketAddress bound =
               out.localAddress() instanceof InetSocketAddress a ? a : new InetSocketAddress(0);
           Socks5AddressType type =
@@ -161,12 +161,7 @@ final class SocksFrontend extends ChannelInboundHandlerAdapter {
           ctx.writeAndFlush(
               new DefaultSocks5CommandResponse(
                   Socks5CommandStatus.SUCCESS, type, boundHost, bound.getPort()));
-          out.pipeline().replace(Holding.NAME, "relay", new Relay(ctx.channel(), link::addIn));
-          ctx.pipeline().remove(ENCODER);
-          ctx.pipeline().remove(DECODER);
-          ctx.pipeline().replace(this, "relay", new Relay(out, link::addOut));
-          ctx.channel().config().setAutoRead(true);
-          out.config().setAutoRead(true);
+          Tunnel.splice(px, ctx, out, v, List.of(ENCODER, DECODER));
         });
   }
 

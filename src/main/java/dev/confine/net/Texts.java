@@ -1,5 +1,7 @@
 package dev.confine.net;
 
+import io.netty.handler.codec.TooLongFrameException;
+
 /**
  * Client- and user-supplied text in the proxy's messages: quoted, control characters and non-ASCII
  * escaped (a hostile client must not write to the terminal or the log through them), and cut at 200
@@ -9,6 +11,14 @@ final class Texts {
   private static final int MAX = 200;
 
   private Texts() {}
+
+  /** A failure in a few words: its message, or its kind when it has none. */
+  static String describe(Throwable cause) {
+    if (cause instanceof TooLongFrameException) {
+      return "too long (" + cause.getMessage() + ")";
+    }
+    return cause.getMessage() == null ? cause.getClass().getSimpleName() : cause.getMessage();
+  }
 
   static String quote(String s) {
     if (s == null) {

@@ -13,6 +13,8 @@ import java.io.PipedOutputStream;
 import java.io.PrintStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -130,6 +132,115 @@ class ProxyCommandTest {
     String text = new String(p.getInputStream().readAllBytes(), UTF_8);
     p.waitFor();
     return text.startsWith("HTTP/1.1 200") ? text.substring(text.indexOf("\r\n\r\n") + 4) : text;
+  }
+
+  @Test
+  void withMitmTheBundleIsPrintedTunnelsAreInterceptedAndTheBundleGoesOnExit() throws Exception {
+    HostRequirements.requireProgram("curl");
+    // Not a TLS server: an intercepted tunnel is a 502 from the proxy's failed handshake with it,
+    // where a raw tunnel would leave curl to fail its own handshake.
+    ServerSocket plain = new ServerSocket(0, 10, InetAddress.getLoopbackAddress());
+    Thread.ofVirtual()
+        .start(
+            () -> {
+              while (!plain.isClosed()) {
+                try (Socket s = plain.accept()) {
+                  s.getOutputStream().write("HTTP/1.1 400 Bad\r\n\r\n".getBytes(UTF_8));
+                } catch (IOException e) {
+                  // closed
+                }
+              }
+            });
+    int port = plain.getLocalPort();
+    CountDownLatch stop = new CountDownLatch(1);
+    PipedInputStream lines = new PipedInputStream(1 << 16);
+    PrintStream out = new PrintStream(new PipedOutputStream(lines), true, UTF_8);
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    CommandLine cli =
+        new CommandLine(new ProxyCommand(out, new PrintStream(err, true, UTF_8), stop));
+    int[] status = new int[1];
+    Thread serving =
+        Thread.ofPlatform()
+            .start(
+                () ->
+                    status[0] =
+                        cli.execute(
+                            "--rule",
+                            "allow 127.0.0.1:" + port,
+                            "--mitm",
+                            "--mitm-host",
+                            "127.0.0.0/8",
+                            "--mitm-inspect-bodies",
+                            "--mitm-max-body",
+                            "1m"));
+    Path bundle;
+    try {
+      Map<String, String> env = new HashMap<>();
+      var reader = new java.io.BufferedReader(new java.io.InputStreamReader(lines, UTF_8));
+      for (int i = 0; i < 15; i++) {
+        String line = reader.readLine();
+        int eq = line.indexOf('=');
+        env.put(line.substring(0, eq), line.substring(eq + 1));
+      }
+      assertThat(env)
+          .containsKeys("HTTPS_PROXY", "SSL_CERT_FILE", "CURL_CA_BUNDLE", "JAVA_TOOL_OPTIONS");
+      bundle = Path.of(env.get("SSL_CERT_FILE"));
+      assertThat(Files.readString(bundle)).contains("-----BEGIN CERTIFICATE-----");
+      Process p =
+          new ProcessBuilder(
+                  "curl",
+                  "-sS",
+                  "-i",
+                  "--max-time",
+                  "10",
+                  "--proxy",
+                  env.get("HTTPS_PROXY"),
+                  "--cacert",
+                  bundle.toString(),
+                  "https://127.0.0.1:" + port + "/")
+              .redirectErrorStream(true)
+              .start();
+      String answer = new String(p.getInputStream().readAllBytes(), UTF_8);
+      p.waitFor();
+      assertThat(answer)
+          .contains(" 502")
+          .contains("TLS handshake with 127.0.0.1:" + port + " failed: it does not speak TLS");
+    } finally {
+      stop.countDown();
+      serving.join(10_000);
+      plain.close();
+    }
+    assertThat(status[0]).isZero();
+    assertThat(err.toString(UTF_8))
+        .contains("confine: intercepting TLS; clients must trust the CA bundle " + bundle);
+    assertThat(bundle).doesNotExist();
+  }
+
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "--mitm-host 127.0.0.1",
+        "--mitm-exclude 127.0.0.1",
+        "--mitm --mitm-host a*b.example",
+        "--mitm --mitm-max-body lots",
+      })
+  void badMitmOptionsAreUsageErrorsInOneLine(String args) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    List<String> argv = new ArrayList<>(List.of("proxy"));
+    argv.addAll(List.of(args.split(" ")));
+    int status =
+        Main.run(
+            argv.toArray(String[]::new),
+            new ByteArrayInputStream(new byte[0]),
+            new PrintStream(out, true, UTF_8),
+            new PrintStream(err, true, UTF_8),
+            Main.BACKEND);
+    assertThat(status).as(err.toString(UTF_8)).isEqualTo(ExitStatus.USAGE);
+    assertThat(err.toString(UTF_8).lines())
+        .singleElement()
+        .satisfies(l -> assertThat(l).startsWith("confine: ").contains("mitm"));
+    assertThat(out.toString(UTF_8)).isEmpty();
   }
 
   @ParameterizedTest
