@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.Size;
@@ -20,7 +21,7 @@ class ProxyFuzzTest {
 
   @BeforeContainer
   static void start() {
-    proxy = ProxyHostileInputTest.hostileProxy();
+    proxy = ProxyHostileInputTest.hostileProxy(Duration.ofMillis(500));
   }
 
   @AfterContainer

@@ -36,16 +36,18 @@ class ProxyHostileInputTest {
 
   @BeforeAll
   static void start() {
-    proxy = hostileProxy();
+    // Long enough for a SOCKS5 greeting and command on a loaded machine, short enough for the
+    // deadline test.
+    proxy = hostileProxy(Duration.ofMillis(1500));
   }
 
-  /** A proxy for hostile clients: no token, a 500 ms handshake deadline. */
-  static EgressProxy hostileProxy() {
+  /** A proxy for hostile clients: no token, a short handshake deadline. */
+  static EgressProxy hostileProxy(Duration handshakeTimeout) {
     return EgressProxy.builder(NetPolicy.allowList(NetRule.allow("origin.test")))
         .listenOnLoopback()
         .requireToken(false)
         .resolver(EgressProxyTest.RESOLVER)
-        .handshakeTimeout(Duration.ofMillis(500))
+        .handshakeTimeout(handshakeTimeout)
         .start();
   }
 
