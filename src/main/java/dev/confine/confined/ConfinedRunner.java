@@ -43,7 +43,9 @@ import dev.confine.session.ProcessSpec;
 import java.io.IOException;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
+import java.security.cert.X509Certificate;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
@@ -140,6 +142,7 @@ public final class ConfinedRunner
   private final LinkedHashMap<NetPolicy, ProxiedNetwork> proxied =
       new LinkedHashMap<>(16, 0.75f, true);
   private final ProxyAuditListener proxyAudit;
+  private final List<X509Certificate> proxyOutboundRoots;
   private boolean closed;
 
   private ConfinedRunner(
@@ -152,9 +155,11 @@ public final class ConfinedRunner
       Caps caps,
       long defaultMaxOutputBytes,
       Supplier<Map<String, String>> hostEnvironment,
-      ProxyAuditListener proxyAudit) {
+      ProxyAuditListener proxyAudit,
+      List<X509Certificate> proxyOutboundRoots) {
     this.caps = caps;
     this.proxyAudit = proxyAudit;
+    this.proxyOutboundRoots = proxyOutboundRoots;
     this.root = root;
     this.writablePaths = writablePaths;
     this.rootless = rootless;
@@ -463,7 +468,7 @@ public final class ConfinedRunner
       }
       ProxiedNetwork net = proxied.get(policy);
       if (net == null) {
-        net = ProxiedNetwork.start(policy, proxyAudit, this::makeConfinement);
+        net = ProxiedNetwork.start(policy, proxyAudit, proxyOutboundRoots, this::makeConfinement);
         proxied.put(policy, net);
       }
       net.users++;
@@ -563,6 +568,7 @@ public final class ConfinedRunner
     private long maxOutputBytes = HostExec.DEFAULT_MAX_OUTPUT_BYTES;
     private Supplier<Map<String, String>> hostEnvironment = HostEnvironment::ofThisProcess;
     private ProxyAuditListener proxyAudit = new ProxyAuditListener() {};
+    private List<X509Certificate> proxyOutboundRoots = List.of();
 
     private Builder(String rootDir) {
       this.rootDir = rootDir;
@@ -654,6 +660,16 @@ public final class ConfinedRunner
      */
     public Builder proxyAudit(ProxyAuditListener audit) {
       this.proxyAudit = Objects.requireNonNull(audit, "audit");
+      return this;
+    }
+
+    /**
+     * The certificate authorities the egress proxies trust on their own TLS connections: to an
+     * {@code https://} upstream and, with MITM, to the destinations (default: the JDK's trust
+     * store).
+     */
+    public Builder proxyOutboundRoots(Collection<X509Certificate> roots) {
+      this.proxyOutboundRoots = List.copyOf(Objects.requireNonNull(roots, "roots"));
       return this;
     }
 
@@ -778,7 +794,8 @@ public final class ConfinedRunner
               : Caps.unavailable("the engine cannot run here"),
           maxOutputBytes,
           hostEnvironment,
-          proxyAudit);
+          proxyAudit,
+          proxyOutboundRoots);
     }
   }
 }

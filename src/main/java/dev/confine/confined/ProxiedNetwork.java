@@ -9,7 +9,9 @@ import dev.confine.linux.confinement.ConfinementThreads.Network;
 import dev.confine.linux.confinement.NetworkNamespace;
 import dev.confine.net.EgressProxy;
 import dev.confine.net.ProxyAuditListener;
+import java.security.cert.X509Certificate;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.function.BiFunction;
 
@@ -46,6 +48,7 @@ final class ProxiedNetwork implements AutoCloseable {
    * Makes the namespace and starts the proxy on its listener.
    *
    * @param audit receives the proxy's decisions and closed connections
+   * @param outboundRoots the CAs the proxy trusts on its own TLS connections (empty: the JDK's)
    * @param confinements makes the confinement for a network and a namespace to join
    * @throws SandboxException VALIDATION for a policy the proxy cannot take, NOT_AVAILABLE when the
    *     namespace or the proxy cannot be made
@@ -53,6 +56,7 @@ final class ProxiedNetwork implements AutoCloseable {
   static ProxiedNetwork start(
       NetPolicy policy,
       ProxyAuditListener audit,
+      List<X509Certificate> outboundRoots,
       BiFunction<Network, NetworkNamespace, Confinement> confinements) {
     NetworkNamespace ns;
     try {
@@ -69,6 +73,7 @@ final class ProxiedNetwork implements AutoCloseable {
               .listenOn(ns.takeListener())
               .requireToken(false)
               .audit(audit)
+              .outboundRoots(outboundRoots)
               .start();
       return new ProxiedNetwork(ns, proxy, confinements.apply(Network.NAMESPACE, ns));
     } catch (RuntimeException e) {

@@ -268,6 +268,64 @@ class ConfinedProxiedNetworkTest {
     assertThat(r.stderrText()).contains("Picked up JAVA_TOOL_OPTIONS");
   }
 
+  /**
+   * With MITM the child's HTTPS is intercepted: its curl trusts the proxy's CA through the bundle
+   * variables the runner injects (and only its child sees them), sees the proxy's leaf, and the
+   * proxy checks the origin's certificate against the roots it was given.
+   */
+  @Test
+  void mitmInterceptsTheChildsHttpsWithTheBundleInItsEnvironment() throws Exception {
+    com.sun.net.httpserver.HttpsServer https =
+        com.sun.net.httpserver.HttpsServer.create(
+            new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 10);
+    dev.confine.net.tls.TestPki pki =
+        dev.confine.net.tls.TestPki.issue("127.0.0.1", Files.createTempDirectory(root, "pki"));
+    https.setHttpsConfigurator(new com.sun.net.httpserver.HttpsConfigurator(pki.server()));
+    https.createContext(
+        "/",
+        ex -> {
+          byte[] body = "secure".getBytes(StandardCharsets.UTF_8);
+          ex.sendResponseHeaders(200, body.length);
+          ex.getResponseBody().write(body);
+          ex.close();
+        });
+    https.start();
+    ConfinedRunner mitmRunner =
+        ConfinedRunner.builder(root.toString()).proxyOutboundRoots(List.of(pki.ca())).build();
+    try {
+      int httpsPort = https.getAddress().getPort();
+      NetPolicy policy =
+          NetPolicy.builder()
+              .mode(dev.confine.NetMode.ALLOW_LIST)
+              .rules(List.of(NetRule.allow("127.0.0.1", httpsPort)))
+              .mitm(dev.confine.MitmPolicy.all())
+              .build();
+      Map<String, String> callers = new java.util.HashMap<>(Map.of("A", "b"));
+      ExecOptions opts =
+          ExecOptions.builder()
+              .timeout(Duration.ofSeconds(30))
+              .net(policy)
+              .env(new EnvPolicy(null, callers))
+              .build();
+      ExecResult r =
+          mitmRunner.exec(
+              "sh",
+              List.of(
+                  "-c",
+                  "test -r \"$SSL_CERT_FILE\" && curl -sS -v --max-time 10 https://127.0.0.1:"
+                      + httpsPort
+                      + "/ 2>err; echo; grep -o 'issuer: CN=[^;]*' err"),
+              opts);
+      assertThat(r.stdoutText())
+          .as(r.stderrText())
+          .isEqualTo("secure\nissuer: CN=Confine egress proxy temporary CA\n");
+      assertThat(callers).containsOnlyKeys("A");
+    } finally {
+      mitmRunner.close();
+      https.stop(0);
+    }
+  }
+
   @Test
   void pythonUrllibGoesThroughTheProxy() {
     HostRequirements.requireProgram("python3");

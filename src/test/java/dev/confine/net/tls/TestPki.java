@@ -5,8 +5,13 @@ import java.io.StringWriter;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.cert.Certificate;
 import java.security.cert.X509Certificate;
 import java.util.Base64;
+import javax.net.ssl.KeyManagerFactory;
+import javax.net.ssl.SSLContext;
 import org.bouncycastle.openssl.jcajce.JcaPEMWriter;
 
 /**
@@ -17,8 +22,9 @@ import org.bouncycastle.openssl.jcajce.JcaPEMWriter;
  * @param ca the CA's certificate, which the server's clients trust
  * @param chain the leaf and the CA, PEM, in that order
  * @param key the leaf's private key, PEM
+ * @param server a server TLS context presenting the leaf, for a JDK server
  */
-public record TestPki(X509Certificate ca, Path chain, Path key) {
+public record TestPki(X509Certificate ca, Path chain, Path key, SSLContext server) {
 
   /** Issues a leaf for {@code host} (a name, or an IP literal for an IP SAN) into {@code dir}. */
   public static TestPki issue(String host, Path dir) {
@@ -37,7 +43,20 @@ public record TestPki(X509Certificate ca, Path chain, Path key) {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    return new TestPki(authority.certificate(), chain, key);
+    try {
+      KeyStore store = KeyStore.getInstance("PKCS12");
+      store.load(null, null);
+      char[] password = "test".toCharArray();
+      store.setKeyEntry("leaf", leaf.key(), password, leaf.chain().toArray(new Certificate[0]));
+      KeyManagerFactory keys =
+          KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+      keys.init(store, password);
+      SSLContext server = SSLContext.getInstance("TLS");
+      server.init(keys.getKeyManagers(), null, null);
+      return new TestPki(authority.certificate(), chain, key, server);
+    } catch (GeneralSecurityException | IOException e) {
+      throw new IllegalStateException(e);
+    }
   }
 
   private static String pem(Object... objects) throws IOException {
