@@ -37,29 +37,35 @@ class UpstreamChainingTest {
         .resolver(EgressProxyTest.RESOLVER);
   }
 
+  /** Plain HTTP and a CONNECT tunnel through {@code proxy} reach the origin past tinyproxy. */
+  private static void plainAndTunnelPassTinyproxy(EgressProxy proxy, Origin origin, String target)
+      throws Exception {
+    var plain =
+        Clients.curl("--proxy", proxy.httpUrl().orElseThrow(), "http://" + target + "/hello");
+    assertThat(plain.err()).isEmpty();
+    assertThat(plain.out()).isEqualTo("hello");
+    assertThat(origin.seen().get(0).headers().getFirst("Via")).contains(UpstreamHttpProxy.VIA_NAME);
+    // Neither the client's token nor the upstream's credentials reach the origin.
+    assertThat(origin.seen().get(0).headers().containsKey("Proxy-authorization")).isFalse();
+    var tunnel =
+        Clients.curl(
+            "--proxytunnel",
+            "--proxy",
+            proxy.httpUrl().orElseThrow(),
+            "--data-binary",
+            "ping",
+            "http://" + target + "/echo");
+    assertThat(tunnel.err()).isEmpty();
+    assertThat(tunnel.out()).isEqualTo("ping");
+  }
+
   @Test
   void plainHttpAndTunnelsGoThroughAnHttpUpstreamWithCredentials() throws Exception {
     try (Origin origin = new Origin();
         UpstreamHttpProxy upstream = UpstreamHttpProxy.startWithBasicAuth("agent", "s3cret");
         EgressProxy proxy = through(upstream.url(), origin.port())) {
       String target = "127.0.0.1:" + origin.port();
-      var plain =
-          Clients.curl("--proxy", proxy.httpUrl().orElseThrow(), "http://" + target + "/hello");
-      assertThat(plain.err()).isEmpty();
-      assertThat(plain.out()).isEqualTo("hello");
-      assertThat(origin.seen().get(0).headers().getFirst("Via"))
-          .contains(UpstreamHttpProxy.VIA_NAME);
-      assertThat(origin.seen().get(0).headers().containsKey("Proxy-authorization")).isFalse();
-      var tunnel =
-          Clients.curl(
-              "--proxytunnel",
-              "--proxy",
-              proxy.httpUrl().orElseThrow(),
-              "--data-binary",
-              "ping",
-              "http://" + target + "/echo");
-      assertThat(tunnel.err()).isEmpty();
-      assertThat(tunnel.out()).isEqualTo("ping");
+      plainAndTunnelPassTinyproxy(proxy, origin, target);
       assertThat(upstream.requests())
           .contains("GET http://" + target + "/hello HTTP/1.1", "CONNECT " + target + " HTTP/1.1");
       var denied =
@@ -126,22 +132,7 @@ class UpstreamChainingTest {
                 .outboundRoots(List.of(upstream.ca()))
                 .start()) {
       String target = "127.0.0.1:" + origin.port();
-      var plain =
-          Clients.curl("--proxy", proxy.httpUrl().orElseThrow(), "http://" + target + "/hello");
-      assertThat(plain.err()).isEmpty();
-      assertThat(plain.out()).isEqualTo("hello");
-      assertThat(origin.seen().get(0).headers().getFirst("Via"))
-          .contains(UpstreamHttpProxy.VIA_NAME);
-      var tunnel =
-          Clients.curl(
-              "--proxytunnel",
-              "--proxy",
-              proxy.httpUrl().orElseThrow(),
-              "--data-binary",
-              "ping",
-              "http://" + target + "/echo");
-      assertThat(tunnel.err()).isEmpty();
-      assertThat(tunnel.out()).isEqualTo("ping");
+      plainAndTunnelPassTinyproxy(proxy, origin, target);
       var socks =
           Clients.curl("--proxy", proxy.socksUrl().orElseThrow(), "http://" + target + "/hello");
       assertThat(socks.out()).isEqualTo("hello");

@@ -40,36 +40,7 @@ public final class NetworkNamespace implements AutoCloseable {
     if (ConfinementThreads.isConfinementThread()) {
       throw new IllegalStateException("a confinement thread must not create threads");
     }
-    Object[] outcome = new Object[1];
-    Thread t =
-        Thread.ofPlatform()
-            .name("confine-netns-maker")
-            .daemon()
-            .inheritInheritableThreadLocals(false)
-            .unstarted(
-                () -> {
-                  try {
-                    outcome[0] = makeHere();
-                  } catch (RuntimeException e) {
-                    outcome[0] = e;
-                  }
-                });
-    t.start();
-    boolean interrupted = false;
-    while (t.isAlive()) {
-      try {
-        t.join();
-      } catch (InterruptedException e) {
-        interrupted = true;
-      }
-    }
-    if (interrupted) {
-      Thread.currentThread().interrupt();
-    }
-    if (outcome[0] instanceof RuntimeException e) {
-      throw e;
-    }
-    return (NetworkNamespace) outcome[0];
+    return ThreadNamespaces.onThrowawayThread("confine-netns-maker", NetworkNamespace::makeHere);
   }
 
   /** On the throwaway thread: enters a new namespace, opens it and listens in it. */

@@ -15,6 +15,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeSet;
+import java.util.function.Supplier;
 
 /**
  * Per-thread namespaces for a confinement thread, as root: a private network namespace with only
@@ -253,16 +254,34 @@ public final class ThreadNamespaces {
    * the reasons they failed, {network, mount}, null where one worked.
    */
   private static String[] probeOnThrowawayThread() {
-    String[] causes = new String[2];
+    return onThrowawayThread(
+        "confine-namespace-probe",
+        () ->
+            new String[] {
+              attempt(() -> enter(true, false, List.of())),
+              attempt(() -> enter(false, true, List.of("/")))
+            });
+  }
+
+  /**
+   * Runs {@code task} on a new platform daemon thread named {@code name}, which ends right after
+   * (and whatever it entered with it), and returns its result or throws what it threw; waits for it
+   * without giving up on interrupt (the interrupt status is kept).
+   */
+  static <T> T onThrowawayThread(String name, Supplier<T> task) {
+    Object[] outcome = new Object[1];
     Thread t =
         Thread.ofPlatform()
-            .name("confine-namespace-probe")
+            .name(name)
             .daemon()
             .inheritInheritableThreadLocals(false)
             .unstarted(
                 () -> {
-                  causes[0] = attempt(() -> enter(true, false, List.of()));
-                  causes[1] = attempt(() -> enter(false, true, List.of("/")));
+                  try {
+                    outcome[0] = task.get();
+                  } catch (RuntimeException | Error e) {
+                    outcome[0] = new Thrown(e);
+                  }
                 });
     t.start();
     boolean interrupted = false;
@@ -276,8 +295,19 @@ public final class ThreadNamespaces {
     if (interrupted) {
       Thread.currentThread().interrupt();
     }
-    return causes;
+    if (outcome[0] instanceof Thrown(RuntimeException e)) {
+      throw e;
+    }
+    if (outcome[0] instanceof Thrown(Error e)) {
+      throw e;
+    }
+    @SuppressWarnings("unchecked")
+    T result = (T) outcome[0];
+    return result;
   }
+
+  /** What a throwaway thread's task threw. */
+  private record Thrown(Throwable failure) {}
 
   private static String attempt(Runnable r) {
     try {
