@@ -6,7 +6,6 @@ import dev.confine.net.tls.CaBundle;
 import dev.confine.net.tls.CertificateAuthority;
 import dev.confine.net.tls.MitmContexts;
 import io.netty.handler.ssl.SslContext;
-import java.security.cert.X509Certificate;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -51,11 +50,11 @@ final class Mitm implements AutoCloseable {
   /**
    * Compiles {@code policy}'s host lists and makes the CA, the contexts and the bundle.
    *
-   * @param outboundRoots the roots the destinations' certificates must chain to; empty: the JDK's
+   * @param outbound the client TLS context of the connections to the destinations
    * @throws SandboxException VALIDATION for a host entry that does not compile or a body cap too
    *     large to buffer
    */
-  static Mitm start(MitmPolicy policy, Optional<List<X509Certificate>> outboundRoots) {
+  static Mitm start(MitmPolicy policy, SslContext outbound) {
     List<HostPattern> hosts = compile(policy.hosts(), "mitm.hosts");
     List<HostPattern> excluded = compile(policy.excludeHosts(), "mitm.exclude_hosts");
     if (policy.maxBodyBytes() > MAX_BODY_LIMIT) {
@@ -69,8 +68,6 @@ final class Mitm implements AutoCloseable {
     }
     int maxBody = policy.maxBodyBytes() > 0 ? (int) policy.maxBodyBytes() : DEFAULT_MAX_BODY;
     CertificateAuthority ca = CertificateAuthority.generate();
-    SslContext outbound =
-        outboundRoots.map(MitmContexts::clientContext).orElseGet(MitmContexts::clientContext);
     return new Mitm(
         new MitmContexts(ca),
         outbound,

@@ -136,10 +136,12 @@ final class ProxyServer implements AutoCloseable {
           "adopting a listening socket needs Netty's epoll transport, which cannot load here: "
               + Transport.epollUnavailability().orElse("it was not chosen"));
     }
+    boolean mitmOn = policy.mitm() != null && policy.mitm().enabled();
+    boolean upstreamTls = upstream.map(Upstream::tls).orElse(false);
+    Optional<SslContext> outbound =
+        mitmOn || upstreamTls ? Optional.of(outboundTls(s.outboundRoots())) : Optional.empty();
     Optional<Mitm> mitm =
-        mitm(
-            policy,
-            s.outboundRoots().isEmpty() ? Optional.empty() : Optional.of(s.outboundRoots()));
+        mitmOn ? Optional.of(mitm(policy, outbound.orElseThrow())) : Optional.empty();
     ExecutorService resolverThreads;
     EventLoopGroup group;
     try {
@@ -158,7 +160,7 @@ final class ProxyServer implements AutoCloseable {
               s.transport(),
               upstream,
               upstreamAddress,
-              upstream.filter(Upstream::tls).map(u -> outboundTls(s.outboundRoots())),
+              upstreamTls ? outbound : Optional.empty(),
               (int) s.connectTimeout().toMillis());
       ProxyContext px =
           new ProxyContext(
@@ -232,17 +234,17 @@ final class ProxyServer implements AutoCloseable {
     }
   }
 
-  /** The client TLS context for the proxy's own connections: the given roots, or the JDK's. */
+  /**
+   * The client TLS context for the proxy's own connections (to an https upstream, to intercepted
+   * destinations): the given roots, or the JDK's when none.
+   */
   private static SslContext outboundTls(List<X509Certificate> roots) {
     return roots.isEmpty() ? MitmContexts.clientContext() : MitmContexts.clientContext(roots);
   }
 
-  private static Optional<Mitm> mitm(NetPolicy policy, Optional<List<X509Certificate>> roots) {
-    if (policy.mitm() == null || !policy.mitm().enabled()) {
-      return Optional.empty();
-    }
+  private static Mitm mitm(NetPolicy policy, SslContext outbound) {
     try {
-      return Optional.of(Mitm.start(policy.mitm(), roots));
+      return Mitm.start(policy.mitm(), outbound);
     } catch (SandboxException e) {
       throw e;
     } catch (RuntimeException e) {
