@@ -395,7 +395,7 @@ public final class ConfinedRunner
 
   /**
    * Refuses what this host cannot enforce; the network the children get (null: a proxied network,
-   * {@link #proxiedNetwork}).
+   * {@link #acquire}).
    */
   private Network checkPolicy(ExecOptions opts) {
     Engine.availability().ensureAvailable();
