@@ -439,14 +439,23 @@ public final class ConfinedRunner
     env.removeIf(e -> e.startsWith("TMPDIR="));
     env.add("TMPDIR=" + tmp);
     if (net != null) {
-      // The proxy's variables replace inherited ones; what the caller injects wins.
+      // The proxy's variables replace inherited ones (JAVA_TOOL_OPTIONS is added to: it holds the
+      // JVM's other flags too); what the caller injects wins.
       Map<String, String> injected = opts.env().inject();
       net.environment()
           .forEach(
               (name, value) -> {
                 if (injected == null || !injected.containsKey(name)) {
-                  env.removeIf(e -> e.startsWith(name + "="));
-                  env.add(name + "=" + value);
+                  String prefix = name + "=";
+                  String inherited =
+                      env.stream().filter(e -> e.startsWith(prefix)).findFirst().orElse(null);
+                  env.removeIf(e -> e.startsWith(prefix));
+                  env.add(
+                      name.equals(ProxiedNetwork.JAVA_TOOL_OPTIONS)
+                              && inherited != null
+                              && inherited.length() > prefix.length()
+                          ? inherited + " " + value
+                          : prefix + value);
                 }
               });
     }

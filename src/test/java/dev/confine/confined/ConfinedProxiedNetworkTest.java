@@ -368,6 +368,23 @@ class ConfinedProxiedNetworkTest {
     assertThat(r.stdoutText().lines().toList().get(1)).startsWith("http://127.0.0.1:");
   }
 
+  /** An inherited JAVA_TOOL_OPTIONS keeps its flags, the proxy's properties added after them. */
+  @Test
+  void inheritedJavaToolOptionsAreKeptAndExtended() {
+    ConfinedRunner withHostFlags =
+        ConfinedRunner.builder(root.toString())
+            .hostEnvironment(
+                () -> Map.of("PATH", System.getenv("PATH"), "JAVA_TOOL_OPTIONS", "-Xss2m"))
+            .build();
+    try {
+      ExecResult r =
+          withHostFlags.exec("sh", List.of("-c", "echo \"$JAVA_TOOL_OPTIONS\""), allowOrigin());
+      assertThat(r.stdoutText()).startsWith("-Xss2m -Dhttp.proxyHost=127.0.0.1 ");
+    } finally {
+      withHostFlags.close();
+    }
+  }
+
   @Test
   void theEnforcementReportNamesTheModes() {
     assertThat(runner.enforcement().enforces(dev.confine.NetMode.ALLOW_LIST)).isTrue();
