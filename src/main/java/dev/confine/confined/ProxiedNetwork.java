@@ -10,6 +10,7 @@ import dev.confine.linux.confinement.NetworkNamespace;
 import dev.confine.net.EgressProxy;
 import dev.confine.net.ProxyAuditListener;
 import java.security.cert.X509Certificate;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -29,6 +30,7 @@ final class ProxiedNetwork implements AutoCloseable {
   private final NetworkNamespace namespace;
   private final EgressProxy proxy;
   private final Confinement confinement;
+  private final Map<String, String> environment;
 
   /** The execs and sessions using it; guarded by the runner. */
   int users;
@@ -37,6 +39,7 @@ final class ProxiedNetwork implements AutoCloseable {
     this.namespace = namespace;
     this.proxy = proxy;
     this.confinement = confinement;
+    this.environment = childEnvironment(proxy);
   }
 
   /** The confinement whose threads join the namespace. */
@@ -88,9 +91,13 @@ final class ProxiedNetwork implements AutoCloseable {
    * NO_PROXY}) and {@code JAVA_TOOL_OPTIONS} with the JDK's proxy properties, which JVMs read
    * instead of the variables (HTTP and HTTPS through the HTTP proxy, other sockets through SOCKS5,
    * no host exempt, as {@code NO_PROXY} says). A JVM started with it prints one "Picked up
-   * JAVA_TOOL_OPTIONS" line on stderr.
+   * JAVA_TOOL_OPTIONS" line on stderr. Made once: the proxy's address and bundle do not change.
    */
   Map<String, String> environment() {
+    return environment;
+  }
+
+  private static Map<String, String> childEnvironment(EgressProxy proxy) {
     Map<String, String> env = new LinkedHashMap<>(proxy.environment());
     proxy
         .address()
@@ -111,7 +118,7 @@ final class ProxiedNetwork implements AutoCloseable {
                       "-DsocksNonProxyHosts=");
               env.merge(JAVA_TOOL_OPTIONS, java, (theirs, ours) -> theirs + " " + ours);
             });
-    return env;
+    return Collections.unmodifiableMap(env);
   }
 
   /**
