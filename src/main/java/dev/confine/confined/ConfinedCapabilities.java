@@ -122,12 +122,18 @@ final class ConfinedCapabilities {
                         + abi
                         + "): children can signal the JVM"));
     rows.add(netDenyRow(none));
+    ConfinedRunner.ProxiedWay way = ConfinedRunner.proxiedNetwork(runner.rootless());
     String proxiedWhyNot =
-        none != null
-            ? none
-            : ConfinedRunner.proxiedNetworkAvailability(runner.rootless())
-                .unavailabilityCause()
-                .orElse(null);
+        none != null ? none : way.availability().unavailabilityCause().orElse(null);
+    String how =
+        way.network() == Network.SUPERVISED
+            ? "the children's own TCP connects and binds refused (Landlock ABI 4), no UDP, raw or"
+                + " other inet sockets (seccomp), and every connect stopped for the connect"
+                + " supervisor (seccomp user notification), which connects the child's socket"
+                + " itself, only to the egress proxy's loopback listener, which serves only the"
+                + " connections it admitted"
+            : "private network namespace (only lo) whose one way out is the egress proxy's"
+                + " listener at 127.0.0.1 in it, served from the host";
     for (Dimension d : List.of(Dimension.NET_ALLOW_LIST, Dimension.NET_PROXY)) {
       rows.add(
           proxiedWhyNot != null
@@ -135,12 +141,12 @@ final class ConfinedCapabilities {
               : new Capability(
                   d,
                   true,
-                  "private network namespace (only lo) whose one way out is the egress proxy's"
-                      + " listener at 127.0.0.1 in it, served from the host: HTTP forwarding,"
-                      + " CONNECT and SOCKS5 decided by the rules (docs/proxy.md), the proxy"
-                      + " variables set; a program that ignores them reaches nothing (no"
-                      + " transparent redirection yet); the unix-socket allow-list is refused, and"
-                      + " unix sockets on the filesystem (host daemons') stay reachable"));
+                  how
+                      + ": HTTP forwarding, CONNECT and SOCKS5 decided by the rules"
+                      + " (docs/proxy.md), the proxy variables set; a program that ignores them"
+                      + " reaches nothing (no transparent redirection yet); the unix-socket"
+                      + " allow-list is refused, and unix sockets on the filesystem (host"
+                      + " daemons') stay reachable"));
     }
     rows.add(readOnlyHostRow(none));
     rows.add(

@@ -27,6 +27,8 @@ import dev.confine.linux.confinement.ConfinementException;
 import dev.confine.linux.confinement.ConfinementThreads;
 import dev.confine.linux.confinement.ConfinementThreads.Confinement;
 import dev.confine.linux.confinement.ConfinementThreads.Network;
+import dev.confine.linux.confinement.ConnectGate;
+import dev.confine.linux.confinement.ConnectSupervisor;
 import dev.confine.linux.confinement.Credentials;
 import dev.confine.linux.confinement.Landlock;
 import dev.confine.linux.confinement.NetworkNamespace;
@@ -180,7 +182,7 @@ public final class ConfinedRunner
       return Enforcement.NONE;
     }
     NetMode[] modes =
-        proxied && proxiedNetworkAvailability(rootless).isAvailable()
+        proxied && proxiedNetwork(rootless).availability().isAvailable()
             ? new NetMode[] {NetMode.DENY_ALL, NetMode.ALLOW_LIST, NetMode.PROXY}
             : new NetMode[] {NetMode.DENY_ALL};
     return caps.enforcement(
@@ -188,24 +190,33 @@ public final class ConfinedRunner
         .build();
   }
 
+  /** How ALLOW_LIST and PROXY children get their network here, and whether they can. */
+  record ProxiedWay(Network network, Availability availability) {}
+
   /**
-   * Whether ALLOW_LIST and PROXY hold here: the children get a private network namespace whose only
-   * way out is the egress proxy's listener in it (root, not rootless), served by Netty's epoll
-   * transport (the only one that adopts a socket).
+   * How ALLOW_LIST and PROXY hold here. As root (unless rootless is forced) the children get a
+   * private network namespace whose only way out is the egress proxy's listener in it, served by
+   * Netty's epoll transport (the only one that adopts a socket). Otherwise their own TCP connects
+   * are refused and the connect supervisor makes the ones to the proxy on their behalf.
    */
-  static Availability proxiedNetworkAvailability(boolean rootless) {
+  static ProxiedWay proxiedNetwork(boolean rootless) {
+    Availability supervised =
+        ConnectSupervisor.availability().prefixed("needs the connect supervisor: ");
     if (rootless) {
-      return Availability.unavailable(
-          "without a network namespace (rootless forced, or not root) the children's connections"
-              + " would need a seccomp supervisor, which is not built yet");
+      return new ProxiedWay(Network.SUPERVISED, supervised);
     }
-    return ThreadNamespaces.networkAvailability()
-        .prefixed("needs a private network namespace: ")
-        .and(
-            Availability.ofNullable(
-                EgressProxy.adoptedListenerUnavailability()
-                    .map(why -> "the egress proxy " + why)
-                    .orElse(null)));
+    Availability namespace =
+        ThreadNamespaces.networkAvailability()
+            .prefixed("needs a private network namespace: ")
+            .and(
+                Availability.ofNullable(
+                    EgressProxy.adoptedListenerUnavailability()
+                        .map(why -> "the egress proxy " + why)
+                        .orElse(null)));
+    if (namespace.isAvailable() || !supervised.isAvailable()) {
+      return new ProxiedWay(Network.NAMESPACE, namespace.and(supervised));
+    }
+    return new ProxiedWay(Network.SUPERVISED, supervised);
   }
 
   /** A builder for a runner rooted at {@code rootDir}. */
@@ -419,7 +430,8 @@ public final class ConfinedRunner
           case DEFAULT -> Network.HOST;
           case DENY_ALL -> denyAllNetwork();
           case ALLOW_LIST, PROXY -> {
-            proxiedNetworkAvailability(rootless)
+            proxiedNetwork(rootless)
+                .availability()
                 .prefixed("net policy " + mode + " ")
                 .ensureAvailable();
             if (!opts.net().unixSockets().isEmpty()) {
@@ -477,7 +489,13 @@ public final class ConfinedRunner
       }
       ProxiedNetwork net = proxied.get(policy);
       if (net == null) {
-        net = ProxiedNetwork.start(policy, proxyAudit, proxyOutboundRoots, this::makeConfinement);
+        net =
+            ProxiedNetwork.start(
+                proxiedNetwork(rootless).network(),
+                policy,
+                proxyAudit,
+                proxyOutboundRoots,
+                this::makeConfinement);
         proxied.put(policy, net);
       }
       net.users++;
@@ -538,16 +556,17 @@ public final class ConfinedRunner
   }
 
   private Confinement confinement(Network network) {
-    return confinements.computeIfAbsent(network, n -> makeConfinement(n, null));
+    return confinements.computeIfAbsent(network, n -> makeConfinement(n, null, null));
   }
 
-  private Confinement makeConfinement(Network network, NetworkNamespace namespace) {
+  private Confinement makeConfinement(
+      Network network, NetworkNamespace namespace, ConnectGate gate) {
     List<String> writable = new ArrayList<>();
     writable.add(root.toString());
     writable.addAll(writablePaths);
     writable.add(scratch.parent().toString());
     writable.addAll(DEVICES);
-    return new Confinement(writable, network, readOnlyHost, user, null, namespace);
+    return new Confinement(writable, network, readOnlyHost, user, null, namespace, gate);
   }
 
   private static SandboxException unavailable(String why) {

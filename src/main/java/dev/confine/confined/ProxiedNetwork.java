@@ -6,23 +6,36 @@ import dev.confine.linux.confinement.ConfinementException;
 import dev.confine.linux.confinement.ConfinementThreads;
 import dev.confine.linux.confinement.ConfinementThreads.Confinement;
 import dev.confine.linux.confinement.ConfinementThreads.Network;
+import dev.confine.linux.confinement.ConnectGate;
+import dev.confine.linux.confinement.ConnectSupervisor;
 import dev.confine.linux.confinement.NetworkNamespace;
 import dev.confine.net.EgressProxy;
+import dev.confine.net.PeerAdmissions;
 import dev.confine.net.ProxyAuditListener;
+import java.net.InetSocketAddress;
 import java.security.cert.X509Certificate;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.function.BiFunction;
 
 /**
- * The network of ALLOW_LIST and PROXY children as root: a private network namespace with only
- * loopback, whose one listening socket, at {@code 127.0.0.1:PORT} in it, the egress proxy serves
- * from the host's namespace. The children reach the proxy there and nothing else; the proxy decides
- * each destination by the policy. No token: nothing outside the namespace can reach the listener,
- * and everything inside is the policy's. How many execs and sessions use it is the runner's to
- * count ({@link #users}, under its lock).
+ * The network of ALLOW_LIST and PROXY children, and the egress proxy that decides each destination
+ * by the policy. Two ways to it:
+ *
+ * <ul>
+ *   <li>{@link Network#NAMESPACE} (root): a private network namespace with only loopback, whose one
+ *       listening socket, at {@code 127.0.0.1:PORT} in it, the proxy serves from the host's
+ *       namespace. The children reach the proxy there and nothing else. No token: nothing outside
+ *       the namespace can reach the listener, and everything inside is the policy's.
+ *   <li>{@link Network#SUPERVISED} (rootless): the host's network, where the children's own TCP
+ *       connects are refused and the {@link ConnectSupervisor} connects their sockets on their
+ *       behalf, to the proxy's loopback listener only when they asked for it ({@link ProxyGate}).
+ *       The proxy serves only the connections the supervisor admitted: no token, and no other
+ *       process of the host can use it.
+ * </ul>
+ *
+ * How many execs and sessions use it is the runner's to count ({@link #users}, under its lock).
  */
 final class ProxiedNetwork implements AutoCloseable {
   static final String JAVA_TOOL_OPTIONS = "JAVA_TOOL_OPTIONS";
@@ -47,20 +60,30 @@ final class ProxiedNetwork implements AutoCloseable {
     return confinement;
   }
 
+  /** Makes the confinement of a network, with its namespace to join or its gate. */
+  interface Confinements {
+    Confinement make(Network network, NetworkNamespace namespace, ConnectGate gate);
+  }
+
   /**
-   * Makes the namespace and starts the proxy on its listener.
+   * Makes the namespace (with {@link Network#NAMESPACE}) or starts the supervisor (with {@link
+   * Network#SUPERVISED}), and starts the proxy.
    *
    * @param audit receives the proxy's decisions and closed connections
    * @param outboundRoots the CAs the proxy trusts on its own TLS connections (empty: the JDK's)
-   * @param confinements makes the confinement for a network and a namespace to join
+   * @param confinements makes the confinement
    * @throws SandboxException VALIDATION for a policy the proxy cannot take, NOT_AVAILABLE when the
-   *     namespace or the proxy cannot be made
+   *     namespace, the supervisor or the proxy cannot be made
    */
   static ProxiedNetwork start(
+      Network network,
       NetPolicy policy,
       ProxyAuditListener audit,
       List<X509Certificate> outboundRoots,
-      BiFunction<Network, NetworkNamespace, Confinement> confinements) {
+      Confinements confinements) {
+    if (network == Network.SUPERVISED) {
+      return supervised(policy, audit, outboundRoots, confinements);
+    }
     NetworkNamespace ns;
     try {
       ns = NetworkNamespace.create();
@@ -78,10 +101,56 @@ final class ProxiedNetwork implements AutoCloseable {
               .audit(audit)
               .outboundRoots(outboundRoots)
               .start();
-      return new ProxiedNetwork(ns, proxy, confinements.apply(Network.NAMESPACE, ns));
+      return new ProxiedNetwork(ns, proxy, confinements.make(Network.NAMESPACE, ns, null));
     } catch (RuntimeException e) {
       ns.close();
       throw e;
+    }
+  }
+
+  private static ProxiedNetwork supervised(
+      NetPolicy policy,
+      ProxyAuditListener audit,
+      List<X509Certificate> outboundRoots,
+      Confinements confinements) {
+    try {
+      ConnectSupervisor.start();
+    } catch (ConfinementException e) {
+      throw SandboxException.of(
+          SandboxException.Kind.NOT_AVAILABLE,
+          "net policy " + policy.mode() + ": the connect supervisor: " + e.getMessage(),
+          e);
+    }
+    PeerAdmissions admissions = new PeerAdmissions();
+    EgressProxy proxy =
+        EgressProxy.builder(policy)
+            .listenOnLoopback()
+            .admitOnly(admissions)
+            .audit(audit)
+            .outboundRoots(outboundRoots)
+            .start();
+    ProxyGate gate = new ProxyGate(proxy.address().orElseThrow(), admissions);
+    return new ProxiedNetwork(null, proxy, confinements.make(Network.SUPERVISED, null, gate));
+  }
+
+  /**
+   * The gate of supervised children: a TCP connect to the proxy's address goes to it (admitted);
+   * every other is refused.
+   */
+  record ProxyGate(InetSocketAddress proxy, PeerAdmissions admissions) implements ConnectGate {
+    @Override
+    public InetSocketAddress route(InetSocketAddress destination) {
+      return proxy.equals(destination) ? proxy : null;
+    }
+
+    @Override
+    public void admit(int port, InetSocketAddress destination) {
+      admissions.admit(port);
+    }
+
+    @Override
+    public void withdraw(int port) {
+      admissions.withdraw(port);
     }
   }
 
@@ -122,8 +191,8 @@ final class ProxiedNetwork implements AutoCloseable {
   }
 
   /**
-   * Stops the proxy (closing its listener), retires the confinement thread that joined the
-   * namespace and releases the namespace.
+   * Stops the proxy (closing its listener), retires the confinement thread and releases the
+   * namespace, if any. A supervised confinement's listener ends once no child is left in it.
    */
   @Override
   public void close() {
@@ -131,7 +200,9 @@ final class ProxiedNetwork implements AutoCloseable {
       proxy.close();
     } finally {
       ConfinementThreads.retire(confinement);
-      namespace.close();
+      if (namespace != null) {
+        namespace.close();
+      }
     }
   }
 }

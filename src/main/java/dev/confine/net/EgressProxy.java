@@ -181,6 +181,7 @@ public final class EgressProxy implements AutoCloseable {
     private List<X509Certificate> outboundRoots = List.of();
     private Transport transport = Transport.best();
     private int threads = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
+    private PeerAdmissions admissions;
 
     private Builder(NetPolicy policy) {
       this.policy = policy;
@@ -223,6 +224,16 @@ public final class EgressProxy implements AutoCloseable {
             SandboxException.Kind.VALIDATION, "invalid socket descriptor " + listeningSocketFd);
       }
       listen = new ProxyServer.Listen.Descriptor(listeningSocketFd);
+      return this;
+    }
+
+    /**
+     * Serves, on its loopback TCP listener, only the connections {@code admissions} admits (from
+     * the ports admitted, each once) and closes every other at once; no token then. For a caller
+     * that makes its clients' connections itself (the confined runner's connect supervisor).
+     */
+    public Builder admitOnly(PeerAdmissions admissions) {
+      this.admissions = Objects.requireNonNull(admissions, "admissions");
       return this;
     }
 
@@ -335,8 +346,14 @@ public final class EgressProxy implements AutoCloseable {
      *     the CA bundle of its TLS interception
      */
     public EgressProxy start() {
+      if (admissions != null && !(listen instanceof ProxyServer.Listen.Loopback)) {
+        throw SandboxException.of(
+            SandboxException.Kind.VALIDATION, "admitOnly needs a loopback TCP listener");
+      }
       boolean tokenNeeded =
-          requireToken != null ? requireToken : listen instanceof ProxyServer.Listen.Loopback;
+          requireToken != null
+              ? requireToken
+              : listen instanceof ProxyServer.Listen.Loopback && admissions == null;
       Optional<String> token = tokenNeeded ? Optional.of(newToken()) : Optional.empty();
       ProxyServer server =
           ProxyServer.start(
@@ -355,7 +372,8 @@ public final class EgressProxy implements AutoCloseable {
                   connectTimeout,
                   outboundRoots,
                   transport,
-                  threads));
+                  threads,
+                  Optional.ofNullable(admissions)));
       return new EgressProxy(server, token);
     }
 

@@ -91,7 +91,8 @@ final class ProxyServer implements AutoCloseable {
       Duration connectTimeout,
       List<X509Certificate> outboundRoots,
       Transport transport,
-      int threads) {}
+      int threads,
+      Optional<PeerAdmissions> admissions) {}
 
   /**
    * Checks the policy, compiles its rules and starts listening.
@@ -180,7 +181,7 @@ final class ProxyServer implements AutoCloseable {
           new ServerBootstrap()
               .group(group)
               .childOption(ChannelOption.AUTO_READ, true)
-              .childHandler(new Initializer(px));
+              .childHandler(new Initializer(px, s.admissions()));
       Channel ch;
       switch (s.listen()) {
         case Listen.Loopback l -> {
@@ -327,13 +328,22 @@ final class ProxyServer implements AutoCloseable {
   /** Each accepted client: idle limit, handshake deadline, then the protocol sniffer. */
   private static final class Initializer extends ChannelInitializer<Channel> {
     private final ProxyContext px;
+    private final Optional<PeerAdmissions> admissions;
 
-    Initializer(ProxyContext px) {
+    Initializer(ProxyContext px, Optional<PeerAdmissions> admissions) {
       this.px = px;
+      this.admissions = admissions;
     }
 
     @Override
     protected void initChannel(Channel ch) {
+      if (admissions.isPresent()
+          && !(ch.remoteAddress() instanceof InetSocketAddress peer
+              && peer.getAddress().isLoopbackAddress()
+              && admissions.get().take(peer.getPort()))) {
+        ch.close(); // not a connection made for an admitted client
+        return;
+      }
       if (!px.admitted()) {
         // Each client costs the JVM descriptors (its own and its destination's): a child that
         // opens connections without end must not exhaust them.

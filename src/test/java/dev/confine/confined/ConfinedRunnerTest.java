@@ -13,6 +13,7 @@ import dev.confine.NetPolicy;
 import dev.confine.ResourceLimits;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
+import dev.confine.linux.confinement.ConnectSupervisor;
 import dev.confine.linux.confinement.Landlock;
 import dev.confine.linux.confinement.SeccompFilter;
 import dev.confine.testing.HostRequirements;
@@ -75,7 +76,11 @@ class ConfinedRunnerTest {
     assertThat(e.filesystemBounds()).isTrue();
     assertThat(e.netModes())
         .isEqualTo(
-            SeccompFilter.availability().isAvailable() ? List.of(NetMode.DENY_ALL) : List.of());
+            !SeccompFilter.availability().isAvailable()
+                ? List.of()
+                : ConnectSupervisor.availability().isAvailable()
+                    ? List.of(NetMode.DENY_ALL, NetMode.ALLOW_LIST, NetMode.PROXY)
+                    : List.of(NetMode.DENY_ALL));
     // Caps: ConfinedCapsTest.
     assertThat(e.memoryCap() && e.cpuCap()).isTrue();
   }
@@ -311,18 +316,24 @@ class ConfinedRunnerTest {
   }
 
   @Test
-  void allowListAndProxyAreNotAvailableWithoutANamespace() {
+  void allowListAndProxyNeedTheConnectSupervisorWithoutANamespace() {
     for (NetMode mode : List.of(NetMode.ALLOW_LIST, NetMode.PROXY)) {
       NetPolicy net =
           mode == NetMode.ALLOW_LIST
               ? NetPolicy.allowList()
               : NetPolicy.proxy("http://127.0.0.1:3128");
-      assertThatThrownBy(
-              () -> runner().exec("true", List.of(), ExecOptions.builder().net(net).build()))
-          .isInstanceOfSatisfying(
-              SandboxException.class, e -> assertThat(e.kind()).isEqualTo(Kind.NOT_AVAILABLE))
-          .hasMessageContaining("net policy " + mode)
-          .hasMessageContaining("seccomp supervisor, which is not built yet");
+      ExecOptions opts = ExecOptions.builder().net(net).build();
+      if (ConnectSupervisor.availability().isAvailable()) {
+        try (ConfinedRunner r = runner()) {
+          assertThat(r.exec("true", List.of(), opts).exitCode()).isZero();
+        }
+      } else {
+        assertThatThrownBy(() -> runner().exec("true", List.of(), opts))
+            .isInstanceOfSatisfying(
+                SandboxException.class, e -> assertThat(e.kind()).isEqualTo(Kind.NOT_AVAILABLE))
+            .hasMessageContaining("net policy " + mode)
+            .hasMessageContaining("needs the connect supervisor");
+      }
     }
     // Caps are enforced (ConfinedCapsTest); the CPU throttle needs a cgroup cpu controller.
     if (!runner().enforcement().cpuThrottle()) {

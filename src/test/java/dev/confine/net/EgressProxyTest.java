@@ -1,6 +1,7 @@
 package dev.confine.net;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.confine.NetAction;
 import dev.confine.NetMode;
@@ -127,6 +128,60 @@ class EgressProxyTest {
       assertThat(d.address()).isEqualTo("127.0.0.1");
       assertThat(d.mode()).isEqualTo(NetMode.ALLOW_LIST);
     }
+  }
+
+  /**
+   * With admitOnly the proxy serves the connections from admitted ports, each once, without a
+   * token, and closes every other at once without a byte.
+   */
+  @ParameterizedTest
+  @EnumSource(Transport.class)
+  void admitOnlyServesAdmittedPortsOnly(Transport transport) throws Exception {
+    requireTransport(transport);
+    PeerAdmissions admissions = new PeerAdmissions();
+    try (EgressProxy proxy =
+        EgressProxy.builder(allowOrigin())
+            .listenOnLoopback()
+            .resolver(RESOLVER)
+            .transport(transport)
+            .admitOnly(admissions)
+            .start()) {
+      assertThat(proxy.token()).isEmpty();
+      assertThat(proxy.httpUrl().orElseThrow()).doesNotContain("@");
+      InetSocketAddress at = proxy.address().orElseThrow();
+      String request =
+          "GET "
+              + url("origin.test", "/admitted")
+              + " HTTP/1.1\r\nHost: origin.test\r\n"
+              + "Connection: close\r\n\r\n";
+      try (Socket admitted = new Socket()) {
+        admitted.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+        admissions.admit(admitted.getLocalPort());
+        admitted.connect(at);
+        admitted.getOutputStream().write(request.getBytes(StandardCharsets.US_ASCII));
+        String answer =
+            new String(admitted.getInputStream().readAllBytes(), StandardCharsets.US_ASCII);
+        assertThat(answer).startsWith("HTTP/1.1 200").endsWith("hello");
+      }
+      assertThat(admissions.pending()).as("taken once").isZero();
+      try (Socket stranger = new Socket()) {
+        stranger.connect(at);
+        stranger.getOutputStream().write(request.getBytes(StandardCharsets.US_ASCII));
+        stranger.setSoTimeout(5000);
+        assertThat(stranger.getInputStream().read()).isEqualTo(-1);
+      } catch (java.net.SocketException reset) {
+        // closed before the request was written: as good
+      }
+      assertThat(origin.seen()).hasSize(1);
+      // Withdrawn and lapsed admissions admit nothing.
+      admissions.admit(1);
+      admissions.withdraw(1);
+      assertThat(admissions.take(1)).isFalse();
+    }
+    assertThatThrownBy(
+            () -> EgressProxy.builder(allowOrigin()).admitOnly(new PeerAdmissions()).start())
+        .isInstanceOf(dev.confine.SandboxException.class)
+        .hasMessageContaining("loopback TCP");
   }
 
   @ParameterizedTest

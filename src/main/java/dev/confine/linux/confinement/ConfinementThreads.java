@@ -69,15 +69,24 @@ public final class ConfinementThreads {
      * A private network namespace with only loopback, up (root); the seccomp filter keeps AF_UNIX,
      * AF_INET, AF_INET6 and NETLINK_ROUTE and refuses every other family, and io_uring.
      */
-    NAMESPACE
+    NAMESPACE,
+    /**
+     * The host's network, TCP alone, every connect decided by the {@link ConnectSupervisor} with
+     * the confinement's {@link ConnectGate} (rootless ALLOW_LIST and PROXY): the seccomp filter
+     * keeps AF_UNIX and TCP on AF_INET and AF_INET6, hands every connect to the supervisor and
+     * refuses io_uring and TCP fast open; the Landlock domain refuses every TCP bind and connect of
+     * the children's own (ABI 4), so that only the supervisor's connects on their behalf get out.
+     */
+    SUPERVISED
   }
 
   /**
    * A confinement: writes allowed only beneath {@code writable} (sorted, distinct absolute paths
    * without symbolic links), how the network is isolated, whether every other mount is read-only in
    * a private mount namespace (root), the user the children run as (null: this JVM's), the session
-   * pty the children may use (null: none; see {@link #spawn}), and with {@link Network#NAMESPACE}
-   * the namespace to join (null: a new one for the thread).
+   * pty the children may use (null: none; see {@link #spawn}), with {@link Network#NAMESPACE} the
+   * namespace to join (null: a new one for the thread), and with {@link Network#SUPERVISED} (only)
+   * the gate of the children's connects.
    */
   public record Confinement(
       List<String> writable,
@@ -85,7 +94,8 @@ public final class ConfinementThreads {
       boolean readOnlyHost,
       Credentials.User user,
       String terminal,
-      NetworkNamespace namespace) {
+      NetworkNamespace namespace,
+      ConnectGate gate) {
     /** Sorts and de-duplicates the paths. */
     public Confinement {
       writable = List.copyOf(new TreeSet<>(writable));
@@ -93,16 +103,19 @@ public final class ConfinementThreads {
       if (namespace != null && network != Network.NAMESPACE) {
         throw new IllegalArgumentException("a namespace to join needs Network.NAMESPACE");
       }
+      if ((gate != null) != (network == Network.SUPERVISED)) {
+        throw new IllegalArgumentException("Network.SUPERVISED needs a gate, and only it");
+      }
     }
 
     /** A confinement as this JVM's user, with no pty, in a new namespace with NAMESPACE. */
     public Confinement(List<String> writable, Network network, boolean readOnlyHost) {
-      this(writable, network, readOnlyHost, null, null, null);
+      this(writable, network, readOnlyHost, null, null, null, null);
     }
 
     /** This confinement with {@code terminal} as its children's pty. */
     Confinement withTerminal(String terminal) {
-      return new Confinement(writable, network, readOnlyHost, user, terminal, namespace);
+      return new Confinement(writable, network, readOnlyHost, user, terminal, namespace, gate);
     }
   }
 
@@ -646,6 +659,13 @@ public final class ConfinementThreads {
      * no_new_privs; the ruleset enforced; the seccomp filter.
      */
     private static void apply(Confinement c) {
+      ConnectSupervisor supervisor = null;
+      if (c.network() == Network.SUPERVISED) {
+        supervisor = ConnectSupervisor.running();
+        if (supervisor == null) {
+          throw new ConfinementException("supervisor", "the connect supervisor is not running", 0);
+        }
+      }
       if (c.namespace() != null) {
         c.namespace().join();
       }
@@ -657,7 +677,7 @@ public final class ConfinementThreads {
         }
         ThreadNamespaces.enter(netns, c.readOnlyHost(), bound);
       }
-      int ruleset = Landlock.prepare(c.writable(), c.terminal());
+      int ruleset = Landlock.prepare(c.writable(), c.terminal(), c.network() == Network.SUPERVISED);
       try {
         Credentials.dropAll(c.user());
         int r = Syscalls.prctl(LibC.PR_SET_NO_NEW_PRIVS(), 1L);
@@ -669,7 +689,10 @@ public final class ConfinementThreads {
         throw e;
       }
       Landlock.restrictSelf(ruleset);
-      SeccompFilter.installOnThisThread(c.network());
+      int listener = SeccompFilter.installOnThisThread(c.network());
+      if (supervisor != null) {
+        supervisor.watch(listener, c.gate());
+      }
     }
   }
 }

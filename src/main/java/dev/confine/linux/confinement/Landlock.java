@@ -29,6 +29,8 @@ public final class Landlock {
 
   static final long ACCESS_FS_TRUNCATE = 1L << 14; // ABI 3
   static final long ACCESS_FS_IOCTL_DEV = 1L << 15; // ABI 5
+  static final long ACCESS_NET_BIND_TCP = 1L << 0; // ABI 4
+  static final long ACCESS_NET_CONNECT_TCP = 1L << 1; // ABI 4
   static final long SCOPE_ABSTRACT_UNIX_SOCKET = 1L << 0; // ABI 6
   static final long SCOPE_SIGNAL = 1L << 1; // ABI 6
 
@@ -48,6 +50,21 @@ public final class Landlock {
   /** The kernel's Landlock ABI version, or 0 when Landlock cannot be used. */
   public static int abi() {
     return Math.max(ABI, 0);
+  }
+
+  /** Whether a domain can refuse TCP binds and connects here (ABI 4, Linux 6.7), and if not why. */
+  public static Availability tcpAvailability() {
+    int abi = abi();
+    return abi >= 4
+        ? Availability.AVAILABLE
+        : Availability.unavailable(
+            abi <= 0
+                ? availability().unavailabilityCause().orElse("no Landlock")
+                : tcpUnavailability(abi));
+  }
+
+  private static String tcpUnavailability(int abi) {
+    return "Landlock ABI " + abi + " cannot refuse TCP connects (ABI 4, Linux 6.7, is needed)";
   }
 
   /** Whether Landlock can be used here, and if not why (kernel too old, LSM not enabled). */
@@ -126,16 +143,19 @@ public final class Landlock {
    * Linux 5.6; before that only the last component is checked): the paths come resolved, so a link
    * found now was put there since, possibly by a confined child. Built before the thread gives up
    * its capabilities and user, so that permissions do not hide a path. Paths that do not exist are
-   * skipped.
+   * skipped. With {@code noTcp} (ABI 4) it also refuses every TCP bind and connect.
    *
    * @return the ruleset's fd, for {@link #restrictSelf(int)}
    * @throws ConfinementException naming the call that failed and its errno
    */
-  static int prepare(List<String> writable, String terminal) {
+  static int prepare(List<String> writable, String terminal, boolean noTcp) {
     int abi = abi();
     if (abi <= 0) {
       throw new ConfinementException(
           "landlock", availability().unavailabilityCause().orElse("unavailable"), 0);
+    }
+    if (noTcp && abi < 4) {
+      throw new ConfinementException("landlock", tcpUnavailability(abi), 0);
     }
     long write = handledWriteAccess(abi);
     long read = LibC.LANDLOCK_ACCESS_FS_READ_FILE();
@@ -153,7 +173,7 @@ public final class Landlock {
       // u64 scoped (ABI 6); }: pass only the size this kernel knows.
       MemorySegment attr = a.allocate(24, 8);
       attr.set(ValueLayout.JAVA_LONG, 0, handled);
-      attr.set(ValueLayout.JAVA_LONG, 8, 0L);
+      attr.set(ValueLayout.JAVA_LONG, 8, noTcp ? ACCESS_NET_BIND_TCP | ACCESS_NET_CONNECT_TCP : 0L);
       attr.set(ValueLayout.JAVA_LONG, 16, scoped);
       long size = abi >= 6 ? 24 : abi >= 4 ? 16 : 8;
       int ruleset = Syscalls.landlockCreateRuleset(attr, size, 0);

@@ -30,7 +30,12 @@ import java.util.List;
  *       Network#NAMESPACE}) AF_INET and AF_INET6 are kept as well (they reach only the namespace's
  *       loopback), and AF_NETLINK for NETLINK_ROUTE alone (it sees only the namespace's own
  *       interfaces: {@code ip addr} works); io_uring is refused there too. With the host's network
- *       ({@link Network#HOST}) sockets and io_uring are not filtered.
+ *       ({@link Network#HOST}) sockets and io_uring are not filtered. With {@link
+ *       Network#SUPERVISED} (rootless ALLOW_LIST and PROXY) AF_INET and AF_INET6 are kept for TCP
+ *       alone ({@code SOCK_STREAM} with protocol 0 or {@code IPPROTO_TCP}: no UDP, SCTP, MPTCP or
+ *       raw sockets), every {@code connect} and {@code listen} waits for the {@link
+ *       ConnectSupervisor} (a user notification), and {@code sendto}, {@code sendmsg} and {@code
+ *       sendmmsg} with {@code MSG_FASTOPEN} (a connect inside a send) fail with EOPNOTSUPP.
  *   <li><b>The ABI.</b> x32 system calls (whose numbers the rules above would not match) fail with
  *       EACCES; a foreign architecture (i386 through {@code int 0x80}) kills the process.
  * </ul>
@@ -41,6 +46,11 @@ public final class SeccompFilter {
   // x86-64 system call numbers (asm/unistd_64.h); the generated bindings carry only a few.
   static final int SYS_IOCTL = 16;
   static final int SYS_SOCKET = 41;
+  static final int SYS_CONNECT = 42;
+  static final int SYS_SENDTO = 44;
+  static final int SYS_SENDMSG = 46;
+  static final int SYS_LISTEN = 50;
+  static final int SYS_SENDMMSG = 307;
   static final int SYS_SETPRIORITY = 141;
   static final int SYS_SCHED_SETPARAM = 142;
   static final int SYS_SCHED_SETSCHEDULER = 144;
@@ -69,6 +79,15 @@ public final class SeccompFilter {
   static final int AF_INET6 = 10;
   static final int AF_NETLINK = 16;
   static final int NETLINK_ROUTE = 0;
+  static final int SOCK_STREAM = 1;
+  static final int SOCK_NONBLOCK = 0x800;
+  static final int SOCK_CLOEXEC = 0x80000;
+  static final int IPPROTO_TCP = 6;
+  static final int MSG_FASTOPEN = 0x20000000;
+  static final int EOPNOTSUPP = 95;
+  static final int SECCOMP_GET_NOTIF_SIZES = 3;
+  static final int FILTER_FLAG_NEW_LISTENER = 1 << 3;
+  static final int FILTER_FLAG_WAIT_KILLABLE_RECV = 1 << 5; // Linux 5.19
   static final int PRIO_PROCESS = 0; // setpriority's which
   static final int PRIO_PGRP = 1;
   static final int IOPRIO_WHO_PROCESS = 1; // ioprio_set's which
@@ -83,8 +102,10 @@ public final class SeccompFilter {
   static final int OFFSET_ARG0 = 16;
   static final int OFFSET_ARG1 = 24;
   static final int OFFSET_ARG2 = 32;
+  static final int OFFSET_ARG3 = 40;
 
   private static final Availability AVAILABILITY = probe();
+  private static final Availability NOTIFICATION = probeNotification();
 
   private static Availability probe() {
     try (Arena a = Arena.ofConfined()) {
@@ -104,6 +125,39 @@ public final class SeccompFilter {
     }
   }
 
+  private static Availability probeNotification() {
+    if (!AVAILABILITY.isAvailable()) {
+      return AVAILABILITY;
+    }
+    try (Arena a = Arena.ofConfined()) {
+      MemorySegment act = a.allocateFrom(ValueLayout.JAVA_INT, LibC.SECCOMP_RET_USER_NOTIF());
+      int r = Syscalls.seccomp(LibC.SECCOMP_GET_ACTION_AVAIL(), 0, act);
+      if (r < 0) {
+        return Availability.unavailable(
+            "seccomp user notification is unavailable (Linux 5.0 or newer is needed): "
+                + Syscalls.strerror(-r));
+      }
+      // struct seccomp_notif_sizes { u16 seccomp_notif, seccomp_notif_resp, seccomp_data; }
+      MemorySegment sizes = a.allocate(6, 2);
+      r = Syscalls.seccomp(SECCOMP_GET_NOTIF_SIZES, 0, sizes);
+      if (r < 0) {
+        return Availability.unavailable(
+            "seccomp(SECCOMP_GET_NOTIF_SIZES) failed: " + Syscalls.strerror(-r));
+      }
+      return Availability.AVAILABLE;
+    } catch (LinkageError | RuntimeException e) {
+      return Availability.unavailable("seccomp user notification could not be probed: " + e);
+    }
+  }
+
+  /**
+   * Whether a filter can hand its calls to a supervisor here (SECCOMP_RET_USER_NOTIF and a
+   * listener), and if not why.
+   */
+  public static Availability notificationAvailability() {
+    return NOTIFICATION;
+  }
+
   /** Whether the filter can be installed here, and if not why. */
   public static Availability availability() {
     return AVAILABILITY;
@@ -115,6 +169,7 @@ public final class SeccompFilter {
       case HOST -> null;
       case SECCOMP -> List.of("AF_UNIX");
       case NAMESPACE -> List.of("AF_UNIX", "AF_INET", "AF_INET6", "AF_NETLINK (NETLINK_ROUTE)");
+      case SUPERVISED -> List.of("AF_UNIX", "AF_INET (TCP)", "AF_INET6 (TCP)");
     };
   }
 
@@ -149,6 +204,13 @@ public final class SeccompFilter {
     if (network != Network.HOST) {
       p.jumpIfEqual(SYS_SOCKET, "socket").jumpIfEqual(LibC.SYS_io_uring_setup(), "eperm");
     }
+    if (network == Network.SUPERVISED) {
+      p.jumpIfEqual(SYS_CONNECT, "notify")
+          .jumpIfEqual(SYS_LISTEN, "notify")
+          .jumpIfEqual(SYS_SENDTO, "flags in arg3")
+          .jumpIfEqual(SYS_SENDMMSG, "flags in arg3")
+          .jumpIfEqual(SYS_SENDMSG, "flags in arg2");
+    }
     p.ret(allow);
 
     p.label("arg0 is 0").load(OFFSET_ARG0).jumpIfEqual(0, "allow", "eperm");
@@ -169,9 +231,29 @@ public final class SeccompFilter {
             .jumpIfEqual(AF_NETLINK, null, "eacces")
             .load(OFFSET_ARG2)
             .jumpIfEqual(NETLINK_ROUTE, "allow", "eacces");
+      } else if (network == Network.SUPERVISED) {
+        // TCP alone: the type with or without its two flags, the protocol 0 or IPPROTO_TCP.
+        p.jumpIfEqual(AF_INET, "inet").jumpIfEqual(AF_INET6, "inet", "eacces");
+        p.label("inet").load(OFFSET_ARG1);
+        for (int flags : new int[] {0, SOCK_NONBLOCK, SOCK_CLOEXEC, SOCK_NONBLOCK | SOCK_CLOEXEC}) {
+          p.jumpIfEqual(SOCK_STREAM | flags, "tcp");
+        }
+        p.ret(LibC.SECCOMP_RET_ERRNO() | LibC.EACCES());
+        p.label("tcp")
+            .load(OFFSET_ARG2)
+            .jumpIfEqual(0, "allow")
+            .jumpIfEqual(IPPROTO_TCP, "allow", "eacces");
       } else {
         p.ret(LibC.SECCOMP_RET_ERRNO() | LibC.EACCES());
       }
+    }
+    if (network == Network.SUPERVISED) {
+      p.label("notify").ret(LibC.SECCOMP_RET_USER_NOTIF());
+      p.label("flags in arg3").load(OFFSET_ARG3).jumpIfAnyBit(MSG_FASTOPEN, "eopnotsupp");
+      p.ret(allow);
+      p.label("flags in arg2").load(OFFSET_ARG2).jumpIfAnyBit(MSG_FASTOPEN, "eopnotsupp");
+      p.ret(allow);
+      p.label("eopnotsupp").ret(LibC.SECCOMP_RET_ERRNO() | EOPNOTSUPP);
     }
     p.label("allow").ret(allow);
     p.label("eperm").ret(LibC.SECCOMP_RET_ERRNO() | LibC.EPERM());
@@ -184,9 +266,11 @@ public final class SeccompFilter {
    * Installs the filter for {@code network} on the calling thread. no_new_privs must already be
    * set. Irreversible.
    *
+   * @return with {@link Network#SUPERVISED} the filter's listener (the supervisor's to serve and
+   *     close), else -1
    * @throws ConfinementException with the errno of the failed seccomp call
    */
-  static void installOnThisThread(Network network) {
+  static int installOnThisThread(Network network) {
     int[][] prog = program(network);
     try (Arena a = Arena.ofConfined()) {
       // struct sock_filter { u16 code; u8 jt; u8 jf; u32 k; }
@@ -202,10 +286,27 @@ public final class SeccompFilter {
       MemorySegment fprog = a.allocate(16, 8);
       fprog.set(ValueLayout.JAVA_SHORT, 0, (short) prog.length);
       fprog.set(ValueLayout.ADDRESS, 8, filter);
-      int r = Syscalls.seccomp(LibC.SECCOMP_SET_MODE_FILTER(), 0, fprog);
-      if (r < 0) {
-        throw new ConfinementException("seccomp", "seccomp(SECCOMP_SET_MODE_FILTER)", -r);
+      if (network != Network.SUPERVISED) {
+        int r = Syscalls.seccomp(LibC.SECCOMP_SET_MODE_FILTER(), 0, fprog);
+        if (r < 0) {
+          throw new ConfinementException("seccomp", "seccomp(SECCOMP_SET_MODE_FILTER)", -r);
+        }
+        return -1;
       }
+      // A child whose call the supervisor has taken waits for its answer through every signal but
+      // a fatal one (Linux 5.19): otherwise a signal (a Go runtime preempts with SIGURG all the
+      // time) cancels the call after the supervisor may have connected the socket, and the
+      // restarted call finds it connected.
+      int flags = FILTER_FLAG_NEW_LISTENER | FILTER_FLAG_WAIT_KILLABLE_RECV;
+      int r = Syscalls.seccomp(LibC.SECCOMP_SET_MODE_FILTER(), flags, fprog);
+      if (r == -LibC.EINVAL()) {
+        r = Syscalls.seccomp(LibC.SECCOMP_SET_MODE_FILTER(), FILTER_FLAG_NEW_LISTENER, fprog);
+      }
+      if (r < 0) {
+        throw new ConfinementException(
+            "seccomp", "seccomp(SECCOMP_SET_MODE_FILTER, NEW_LISTENER)", -r);
+      }
+      return r;
     }
   }
 }

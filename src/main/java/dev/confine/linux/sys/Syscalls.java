@@ -215,6 +215,31 @@ public final class Syscalls {
         bindVariadic("syscall", FunctionDescriptor.of(LONG, LONG, INT, ADDR), 1);
   }
 
+  private static final class SyscallLong6 {
+    static final MethodHandle HANDLE =
+        bindVariadic(
+            "syscall", FunctionDescriptor.of(LONG, LONG, LONG, LONG, LONG, LONG, LONG, LONG), 1);
+  }
+
+  private static final class Connect {
+    static final MethodHandle HANDLE = bind("connect", FunctionDescriptor.of(INT, INT, ADDR, INT));
+  }
+
+  private static final class Getsockopt {
+    static final MethodHandle HANDLE =
+        bind("getsockopt", FunctionDescriptor.of(INT, INT, INT, INT, ADDR, ADDR));
+  }
+
+  private static final class Getsockname {
+    static final MethodHandle HANDLE =
+        bind("getsockname", FunctionDescriptor.of(INT, INT, ADDR, ADDR));
+  }
+
+  private static final class Getpeername {
+    static final MethodHandle HANDLE =
+        bind("getpeername", FunctionDescriptor.of(INT, INT, ADDR, ADDR));
+  }
+
   private static final class Lchown {
     static final MethodHandle HANDLE = bind("lchown", FunctionDescriptor.of(INT, ADDR, INT, INT));
   }
@@ -689,6 +714,68 @@ public final class Syscalls {
     try {
       int r = (int) Bind.HANDLE.invokeExact(st, fd, address, length);
       return r < 0 ? -errno(st) : r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /**
+   * A raw system call with six integer or pointer arguments (pass a pointer as its {@link
+   * MemorySegment#address()}): the result or -errno. For the calls without a libc wrapper of their
+   * own, whose arguments are all integers or pointers.
+   */
+  public static long syscall(long nr, long a, long b, long c, long d, long e, long f) {
+    MemorySegment st = STATE.get();
+    try {
+      long r = (long) SyscallLong6.HANDLE.invokeExact(st, nr, a, b, c, d, e, f);
+      return r < 0 ? -errno(st) : r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /**
+   * connect(2) of socket {@code fd} to the {@code length} bytes of {@code address}: 0 or -errno.
+   */
+  public static int connect(int fd, MemorySegment address, int length) {
+    MemorySegment st = STATE.get();
+    try {
+      int r = (int) Connect.HANDLE.invokeExact(st, fd, address, length);
+      return r < 0 ? -errno(st) : r;
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /**
+   * getsockopt(2) of an int option, into {@code scratch} (at least 8 bytes): the value, or -errno
+   * (every int option this is used for is non-negative).
+   */
+  public static int getsockoptInt(int fd, int level, int name, MemorySegment scratch) {
+    MemorySegment st = STATE.get();
+    try {
+      scratch.set(ValueLayout.JAVA_INT, 4, 4); // socklen_t *optlen, after the value
+      int r =
+          (int) Getsockopt.HANDLE.invokeExact(st, fd, level, name, scratch, scratch.asSlice(4, 4));
+      return r < 0 ? -errno(st) : scratch.get(ValueLayout.JAVA_INT, 0);
+    } catch (Throwable t) {
+      throw rethrow(t);
+    }
+  }
+
+  /**
+   * getsockname(2) (or with {@code peer} getpeername(2)) into {@code address} (its whole size is
+   * offered): the address's length, or -errno.
+   */
+  public static int socketAddress(int fd, boolean peer, MemorySegment address, MemorySegment len) {
+    MemorySegment st = STATE.get();
+    try {
+      len.set(ValueLayout.JAVA_INT, 0, (int) address.byteSize());
+      int r =
+          peer
+              ? (int) Getpeername.HANDLE.invokeExact(st, fd, address, len)
+              : (int) Getsockname.HANDLE.invokeExact(st, fd, address, len);
+      return r < 0 ? -errno(st) : len.get(ValueLayout.JAVA_INT, 0);
     } catch (Throwable t) {
       throw rethrow(t);
     }

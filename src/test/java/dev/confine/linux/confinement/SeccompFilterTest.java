@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.confine.linux.confinement.ConfinementThreads.Network;
 import dev.confine.linux.libc.LibC;
+import java.util.List;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -148,6 +149,56 @@ class SeccompFilterTest {
       assertThat(run(p, ARCH, SeccompFilter.SYS_SOCKET, family)).isEqualTo(ALLOW);
     }
     assertThat(run(p, ARCH, LibC.SYS_io_uring_setup(), 0)).isEqualTo(ALLOW);
+  }
+
+  /**
+   * Supervised: TCP alone on AF_INET and AF_INET6, whatever the flags; every connect and listen to
+   * the supervisor, whatever its arguments; fast open in any send refused, other sends pass.
+   */
+  @Test
+  void supervisedKeepsTcpAndHandsConnectsToTheSupervisor() {
+    int[][] p = SeccompFilter.program(Network.SUPERVISED);
+    int socket = SeccompFilter.SYS_SOCKET;
+    int stream = SeccompFilter.SOCK_STREAM;
+    for (int family : new int[] {SeccompFilter.AF_INET, SeccompFilter.AF_INET6}) {
+      for (int flags : new int[] {0, 0x800, 0x80000, 0x80800}) {
+        assertThat(run(p, ARCH, socket, family, stream | flags, 0)).isEqualTo(ALLOW);
+        assertThat(run(p, ARCH, socket, family, stream | flags, 6)).isEqualTo(ALLOW);
+        assertThat(run(p, ARCH, socket, family, stream | flags, 132)).as("SCTP").isEqualTo(EACCES);
+        assertThat(run(p, ARCH, socket, family, stream | flags, 262)).as("MPTCP").isEqualTo(EACCES);
+        for (int type = 2; type <= 10; type++) {
+          assertThat(run(p, ARCH, socket, family, type | flags, 0))
+              .as("type %d", type)
+              .isEqualTo(EACCES);
+        }
+      }
+      assertThat(run(p, ARCH, socket, family, stream | 0x100, 0))
+          .as("other bits")
+          .isEqualTo(EACCES);
+    }
+    assertThat(run(p, ARCH, socket, SeccompFilter.AF_UNIX, 2, 0)).isEqualTo(ALLOW);
+    for (int family : new int[] {SeccompFilter.AF_NETLINK, 17 /* AF_PACKET */, 40 /* VSOCK */}) {
+      assertThat(run(p, ARCH, socket, family, stream, 0)).isEqualTo(EACCES);
+    }
+    int notify = LibC.SECCOMP_RET_USER_NOTIF();
+    assertThat(run(p, ARCH, SeccompFilter.SYS_CONNECT, 3, 0x1000, 16)).isEqualTo(notify);
+    assertThat(run(p, ARCH, SeccompFilter.SYS_CONNECT)).isEqualTo(notify);
+    assertThat(run(p, ARCH, SeccompFilter.SYS_LISTEN, 3, 5)).isEqualTo(notify);
+    int fastOpen = SeccompFilter.MSG_FASTOPEN;
+    int refused = LibC.SECCOMP_RET_ERRNO() | SeccompFilter.EOPNOTSUPP;
+    assertThat(run(p, ARCH, SeccompFilter.SYS_SENDTO, 3, 0, 1, fastOpen, 0x1000, 16))
+        .isEqualTo(refused);
+    assertThat(run(p, ARCH, SeccompFilter.SYS_SENDMMSG, 3, 0, 1, fastOpen | 0x40))
+        .isEqualTo(refused);
+    assertThat(run(p, ARCH, SeccompFilter.SYS_SENDMSG, 3, 0, fastOpen)).isEqualTo(refused);
+    assertThat(run(p, ARCH, SeccompFilter.SYS_SENDTO, 3, 0, 1, 0x40, 0x1000, 16)).isEqualTo(ALLOW);
+    assertThat(run(p, ARCH, SeccompFilter.SYS_SENDMSG, 3, 0, 0x4000)).isEqualTo(ALLOW);
+    assertThat(run(p, ARCH, LibC.SYS_io_uring_setup(), 0)).isEqualTo(EPERM);
+    // Other modes do not notify.
+    for (Network n : List.of(Network.HOST, Network.SECCOMP, Network.NAMESPACE)) {
+      assertThat(run(SeccompFilter.program(n), ARCH, SeccompFilter.SYS_CONNECT, 3, 0, 16))
+          .isEqualTo(ALLOW);
+    }
   }
 
   @Test

@@ -14,7 +14,6 @@ import dev.confine.NetRule;
 import dev.confine.SandboxException;
 import dev.confine.linux.confinement.Landlock;
 import dev.confine.linux.confinement.SeccompFilter;
-import dev.confine.linux.confinement.ThreadNamespaces;
 import dev.confine.session.ProcessSession;
 import dev.confine.session.ProcessSpec;
 import dev.confine.testing.HostRequirements;
@@ -30,29 +29,32 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * ALLOW_LIST and PROXY as root: the children's private network namespace has only loopback and the
- * egress proxy's listener in it; real clients reach allowed destinations through it, are refused at
- * denied ones, and reach nothing directly.
+ * ALLOW_LIST and PROXY, whichever way the children get there (the subclasses: a private network
+ * namespace as root, the connect supervisor rootless): real clients reach allowed destinations
+ * through the egress proxy, are refused at denied ones, and reach nothing directly.
  */
-@Tag("confinement")
-@Tag("root")
-class ConfinedProxiedNetworkTest {
+abstract class ProxiedNetworkContract {
   @TempDir Path root;
 
-  private HttpServer origin;
-  private int port;
-  private ConfinedRunner runner;
+  HttpServer origin;
+  int port;
+  ConfinedRunner runner;
+
+  /** A runner builder of the way under test, rooted at {@code root}. */
+  abstract ConfinedRunner.Builder builder();
+
+  /** Skips unless this host can run the way under test. */
+  abstract void requireTheWay();
 
   @BeforeEach
   void setUp() throws IOException {
     HostRequirements.require(Landlock.availability());
     HostRequirements.require(SeccompFilter.availability());
-    HostRequirements.require(ThreadNamespaces.networkAvailability());
+    requireTheWay();
     HostRequirements.requireProgram("curl");
     origin = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 50);
     origin.createContext(
@@ -65,7 +67,7 @@ class ConfinedProxiedNetworkTest {
         });
     origin.start();
     port = origin.getAddress().getPort();
-    runner = ConfinedRunner.builder(root.toString()).build();
+    runner = builder().build();
   }
 
   @AfterEach
@@ -78,19 +80,19 @@ class ConfinedProxiedNetworkTest {
     }
   }
 
-  private ExecOptions allowOrigin() {
+  ExecOptions allowOrigin() {
     return options(NetPolicy.allowList(NetRule.allow("127.0.0.1", port)));
   }
 
-  private static ExecOptions options(NetPolicy net) {
+  static ExecOptions options(NetPolicy net) {
     return ExecOptions.builder().timeout(Duration.ofSeconds(30)).net(net).build();
   }
 
-  private ExecResult sh(String script, ExecOptions options) {
+  ExecResult sh(String script, ExecOptions options) {
     return runner.exec("sh", List.of("-c", script), options);
   }
 
-  private String url(String path) {
+  String url(String path) {
     return "http://127.0.0.1:" + port + path;
   }
 
@@ -112,15 +114,14 @@ class ConfinedProxiedNetworkTest {
   }
 
   @Test
-  void theChildrenSeeTheProxyVariablesAndOnlyLoopback() {
-    ExecResult env = sh("env | grep -i _proxy= | sort; cat /proc/net/dev", allowOrigin());
+  void theChildrenSeeTheProxyVariablesWithoutAToken() {
+    ExecResult env = sh("env | grep -i _proxy= | sort", allowOrigin());
     String out = env.stdoutText();
     assertThat(out)
         .containsPattern("(?m)^HTTP_PROXY=http://127\\.0\\.0\\.1:\\d+$")
         .containsPattern("(?m)^https_proxy=http://127\\.0\\.0\\.1:\\d+$")
         .containsPattern("(?m)^ALL_PROXY=socks5h://127\\.0\\.0\\.1:\\d+$")
-        .containsPattern("(?m)^NO_PROXY=$")
-        .doesNotContain("eth");
+        .containsPattern("(?m)^NO_PROXY=$");
   }
 
   /** A client that ignores the variables reaches nothing: the origin is outside the namespace. */
@@ -128,7 +129,8 @@ class ConfinedProxiedNetworkTest {
   void connectionsThatBypassTheProxyReachNothing() throws Exception {
     ExecResult direct = sh("curl -sS --noproxy '*' --max-time 5 " + url("/direct"), allowOrigin());
     assertThat(direct.exitCode()).isNotZero();
-    assertThat(direct.stderrText()).containsAnyOf("Connection refused", "Couldn't connect");
+    assertThat(direct.stderrText())
+        .containsAnyOf("Connection refused", "Couldn't connect", "Permission denied");
     // Nor does any address of the host's interfaces.
     for (var nic : java.util.Collections.list(java.net.NetworkInterface.getNetworkInterfaces())) {
       for (var a : java.util.Collections.list(nic.getInetAddresses())) {
@@ -206,7 +208,7 @@ class ConfinedProxiedNetworkTest {
     assertThat(r.stdoutText()).startsWith("HTTP/1.1 403").contains("loopback");
   }
 
-  private static java.util.Optional<String> hostAddress() throws IOException {
+  static java.util.Optional<String> hostAddress() throws IOException {
     for (var nic : java.util.Collections.list(java.net.NetworkInterface.getNetworkInterfaces())) {
       for (var a : java.util.Collections.list(nic.getInetAddresses())) {
         if (a instanceof java.net.Inet4Address && !a.isLoopbackAddress()) {
@@ -290,8 +292,7 @@ class ConfinedProxiedNetworkTest {
           ex.close();
         });
     https.start();
-    ConfinedRunner mitmRunner =
-        ConfinedRunner.builder(root.toString()).proxyOutboundRoots(List.of(pki.ca())).build();
+    ConfinedRunner mitmRunner = builder().proxyOutboundRoots(List.of(pki.ca())).build();
     try {
       int httpsPort = https.getAddress().getPort();
       NetPolicy policy =
@@ -372,7 +373,7 @@ class ConfinedProxiedNetworkTest {
   @Test
   void inheritedJavaToolOptionsAreKeptAndExtended() {
     ConfinedRunner withHostFlags =
-        ConfinedRunner.builder(root.toString())
+        builder()
             .hostEnvironment(
                 () -> Map.of("PATH", System.getenv("PATH"), "JAVA_TOOL_OPTIONS", "-Xss2m"))
             .build();
@@ -393,23 +394,6 @@ class ConfinedProxiedNetworkTest {
         .filteredOn(c -> c.dimension() == Dimension.NET_ALLOW_LIST)
         .singleElement()
         .satisfies(c -> assertThat(c.enforced()).isTrue());
-  }
-
-  @Test
-  void rootlessRunnersRefuseTheModesWithTheReason() {
-    ConfinedRunner rootless = ConfinedRunner.builder(root.toString()).rootless(true).build();
-    try {
-      assertThat(rootless.enforcement().enforces(dev.confine.NetMode.ALLOW_LIST)).isFalse();
-      assertThatThrownBy(() -> rootless.exec("true", List.of(), allowOrigin()))
-          .isInstanceOf(SandboxException.class)
-          .satisfies(
-              e ->
-                  assertThat(((SandboxException) e).kind())
-                      .isEqualTo(SandboxException.Kind.NOT_AVAILABLE))
-          .hasMessageContaining("seccomp supervisor");
-    } finally {
-      rootless.close();
-    }
   }
 
   @Test
@@ -438,7 +422,7 @@ class ConfinedProxiedNetworkTest {
     runner.close();
     long before = networkFds();
     for (int i = 0; i < 3; i++) {
-      runner = ConfinedRunner.builder(root.toString()).build();
+      runner = builder().build();
       ExecResult ok = sh("curl -sS --max-time 10 " + url("/x"), allowOrigin());
       assertThat(ok.stdoutText()).isEqualTo("hello /x");
       assertThat(networkFds()).isGreaterThan(before);
@@ -447,6 +431,12 @@ class ConfinedProxiedNetworkTest {
       assertThatThrownBy(() -> runner.exec("true", List.of(), allowOrigin()))
           .isInstanceOf(SandboxException.class)
           .hasMessageContaining("closed");
+    }
+    // A supervised confinement's seccomp listener is closed by the supervisor once the retired
+    // confinement thread has ended (its last task): moments after close, not during it.
+    long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+    while (networkFds() > before && System.nanoTime() < deadline) {
+      Thread.sleep(20);
     }
     assertThat(networkFds()).isLessThanOrEqualTo(before);
   }
@@ -502,7 +492,7 @@ class ConfinedProxiedNetworkTest {
   }
 
   /** This JVM's sockets, anonymous inodes (epoll, eventfd, timerfd), pipes and namespaces. */
-  private static long networkFds() throws IOException {
+  static long networkFds() throws IOException {
     OpenFds.settled();
     long n = 0;
     try (var fds = Files.list(Path.of("/proc/self/fd"))) {

@@ -1,0 +1,25 @@
+package dev.confine.linux.confinement;
+
+import java.net.InetSocketAddress;
+
+/**
+ * Where the {@link ConnectSupervisor} sends the TCP connects of a {@link
+ * ConfinementThreads.Network#SUPERVISED} confinement's children. Its methods run on the supervisor
+ * thread, while the child waits: they must be quick and must not block.
+ */
+public interface ConnectGate {
+  /**
+   * The loopback address (IPv4) that a child's TCP connect to {@code destination} is made to
+   * instead, or null when it is refused (the child's call fails with EACCES).
+   */
+  InetSocketAddress route(InetSocketAddress destination);
+
+  /**
+   * The connection about to be made from 127.0.0.1:{@code port} to the {@link #route} of {@code
+   * destination} is a child's: called before the connect, so that whoever accepts it can tell.
+   */
+  void admit(int port, InetSocketAddress destination);
+
+  /** The connect admitted from {@code port} failed: nothing will arrive from it. */
+  void withdraw(int port);
+}
