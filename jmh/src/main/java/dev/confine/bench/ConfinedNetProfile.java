@@ -30,7 +30,11 @@ import java.util.concurrent.Executors;
  * (target ≤ 1.2x) and the large file's throughput confined / direct (to compare with the proxy's
  * own tunnel / direct figure).
  *
- * <p>Usage: {@code ConfinedNetProfile [--iterations N] [--out confined-net-profile.json]}.
+ * <p>With {@code --rootless} the confined side is rootless: its connects go through the connect
+ * supervisor instead of a namespace.
+ *
+ * <p>Usage: {@code ConfinedNetProfile [--iterations N] [--rootless] [--out
+ * confined-net-profile.json]}.
  */
 public final class ConfinedNetProfile {
   private static final int WARMUP = 20;
@@ -42,11 +46,13 @@ public final class ConfinedNetProfile {
 
   public static void main(String[] args) throws Exception {
     int iterations = 100;
+    boolean rootless = false;
     Path out = Path.of("target/bench/confined-net-profile.json");
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--iterations" -> iterations = Integer.parseInt(args[++i]);
         case "--out" -> out = Path.of(args[++i]);
+        case "--rootless" -> rootless = true;
         default -> throw new IllegalArgumentException("unknown argument " + args[i]);
       }
     }
@@ -58,7 +64,8 @@ public final class ConfinedNetProfile {
     String large = "http://127.0.0.1:" + port + "/large";
     ExecOptions allow =
         ExecOptions.builder().net(NetPolicy.allowList(NetRule.allow("127.0.0.1", port))).build();
-    try (ConfinedRunner confined = ConfinedRunner.builder(root.toString()).build()) {
+    try (ConfinedRunner confined =
+        ConfinedRunner.builder(root.toString()).rootless(rootless).build()) {
       Runner local = LocalRunner.create(root.toString());
       Runner[] runners = {local, confined, local, confined};
       ExecOptions[] options = {null, allow, null, allow};
@@ -84,6 +91,7 @@ public final class ConfinedNetProfile {
         }
       }
       StringBuilder json = new StringBuilder("{\"iterations\":").append(iterations);
+      json.append(",\"way\":\"").append(rootless ? "supervised" : "namespace").append('"');
       json.append(",\"execs\":{");
       double[] means = InterleavedTimes.summarize(json, NAMES, nanos, 14);
       double smallRatio = means[1] / means[0];
