@@ -22,6 +22,7 @@ module dev.confine {
   requires org.slf4j;
   requires io.netty.buffer;
   requires io.netty.codec;
+  requires io.netty.codec.dns;
   requires io.netty.codec.http;
   requires io.netty.codec.http2;
   requires io.netty.codec.socks;

@@ -125,28 +125,30 @@ final class ConfinedCapabilities {
     ConfinedRunner.ProxiedWay way = ConfinedRunner.proxiedNetwork(runner.rootless());
     String proxiedWhyNot =
         none != null ? none : way.availability().unavailabilityCause().orElse(null);
-    String how =
+    String detail =
         way.network() == Network.SUPERVISED
             ? "the children's own TCP connects and binds refused (Landlock ABI 4), no UDP, raw or"
-                + " other inet sockets (seccomp), and every connect stopped for the connect"
-                + " supervisor (seccomp user notification), which connects the child's socket"
-                + " itself, only to the egress proxy's loopback listener, which serves only the"
-                + " connections it admitted"
+                + " other inet sockets (seccomp), every connect stopped for the connect supervisor"
+                + " (seccomp user notification), which connects the child's socket itself, always"
+                + " to the egress proxy's loopback listener (which serves only what it admitted):"
+                + " through the proxy variables HTTP forwarding, CONNECT and SOCKS5 decided by"
+                + " name; any other TCP connection transparently, decided by the name the proxy's"
+                + " DNS answered for its address, else the TLS SNI or HTTP Host it sends, else by"
+                + " address only (IP rules); DNS over TCP answered by the proxy (RES_OPTIONS=use-vc"
+                + " for glibc; resolvers that insist on UDP resolve nothing); the unix-socket"
+                + " allow-list is refused, and unix sockets on the filesystem (host daemons') stay"
+                + " reachable"
             : "private network namespace (only lo) whose one way out is the egress proxy's"
-                + " listener at 127.0.0.1 in it, served from the host";
+                + " listener at 127.0.0.1 in it, served from the host: HTTP forwarding, CONNECT and"
+                + " SOCKS5 decided by the rules (docs/proxy.md), the proxy variables set; a program"
+                + " that ignores them reaches nothing (no transparent redirection as root); the"
+                + " unix-socket allow-list is refused, and unix sockets on the filesystem (host"
+                + " daemons') stay reachable";
     for (Dimension d : List.of(Dimension.NET_ALLOW_LIST, Dimension.NET_PROXY)) {
       rows.add(
           proxiedWhyNot != null
               ? new Capability(d, false, proxiedWhyNot)
-              : new Capability(
-                  d,
-                  true,
-                  how
-                      + ": HTTP forwarding, CONNECT and SOCKS5 decided by the rules"
-                      + " (docs/proxy.md), the proxy variables set; a program that ignores them"
-                      + " reaches nothing (no transparent redirection yet); the unix-socket"
-                      + " allow-list is refused, and unix sockets on the filesystem (host"
-                      + " daemons') stay reachable"));
+              : new Capability(d, true, detail));
     }
     rows.add(readOnlyHostRow(none));
     rows.add(

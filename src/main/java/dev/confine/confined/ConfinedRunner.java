@@ -37,6 +37,7 @@ import dev.confine.linux.confinement.ThreadNamespaces;
 import dev.confine.linux.sys.Availability;
 import dev.confine.linux.tree.TreeGuard;
 import dev.confine.net.EgressProxy;
+import dev.confine.net.HostResolver;
 import dev.confine.net.ProxyAuditListener;
 import dev.confine.session.ProcessInfo;
 import dev.confine.session.ProcessManager;
@@ -143,8 +144,7 @@ public final class ConfinedRunner
   // order: the eldest is the least recently used.
   private final LinkedHashMap<NetPolicy, ProxiedNetwork> proxied =
       new LinkedHashMap<>(16, 0.75f, true);
-  private final ProxyAuditListener proxyAudit;
-  private final List<X509Certificate> proxyOutboundRoots;
+  private final ProxiedNetwork.Settings proxySettings;
   private boolean closed;
 
   private ConfinedRunner(
@@ -157,11 +157,9 @@ public final class ConfinedRunner
       Caps caps,
       long defaultMaxOutputBytes,
       Supplier<Map<String, String>> hostEnvironment,
-      ProxyAuditListener proxyAudit,
-      List<X509Certificate> proxyOutboundRoots) {
+      ProxiedNetwork.Settings proxySettings) {
     this.caps = caps;
-    this.proxyAudit = proxyAudit;
-    this.proxyOutboundRoots = proxyOutboundRoots;
+    this.proxySettings = proxySettings;
     this.root = root;
     this.writablePaths = writablePaths;
     this.rootless = rootless;
@@ -451,8 +449,8 @@ public final class ConfinedRunner
     env.removeIf(e -> e.startsWith("TMPDIR="));
     env.add("TMPDIR=" + tmp);
     if (net != null) {
-      // The proxy's variables replace inherited ones (JAVA_TOOL_OPTIONS is added to: it holds the
-      // JVM's other flags too); what the caller injects wins.
+      // The proxy's variables replace inherited ones (JAVA_TOOL_OPTIONS and RES_OPTIONS are added
+      // to: they hold other flags too); what the caller injects wins.
       Map<String, String> injected = opts.env().inject();
       net.environment()
           .forEach(
@@ -463,7 +461,7 @@ public final class ConfinedRunner
                       env.stream().filter(e -> e.startsWith(prefix)).findFirst().orElse(null);
                   env.removeIf(e -> e.startsWith(prefix));
                   env.add(
-                      name.equals(ProxiedNetwork.JAVA_TOOL_OPTIONS)
+                      ProxiedNetwork.APPENDED.contains(name)
                               && inherited != null
                               && inherited.length() > prefix.length()
                           ? inherited + " " + value
@@ -491,11 +489,7 @@ public final class ConfinedRunner
       if (net == null) {
         net =
             ProxiedNetwork.start(
-                proxiedNetwork(rootless).network(),
-                policy,
-                proxyAudit,
-                proxyOutboundRoots,
-                this::makeConfinement);
+                proxiedNetwork(rootless).network(), policy, proxySettings, this::makeConfinement);
         proxied.put(policy, net);
       }
       net.users++;
@@ -597,6 +591,7 @@ public final class ConfinedRunner
     private Supplier<Map<String, String>> hostEnvironment = HostEnvironment::ofThisProcess;
     private ProxyAuditListener proxyAudit = new ProxyAuditListener() {};
     private List<X509Certificate> proxyOutboundRoots = List.of();
+    private HostResolver proxyResolver = HostResolver.system();
 
     private Builder(String rootDir) {
       this.rootDir = rootDir;
@@ -688,6 +683,16 @@ public final class ConfinedRunner
      */
     public Builder proxyAudit(ProxyAuditListener audit) {
       this.proxyAudit = Objects.requireNonNull(audit, "audit");
+      return this;
+    }
+
+    /**
+     * How the egress proxies resolve names (default: {@link HostResolver#system()}): the names of
+     * the children's requests, and the DNS questions of rootless children, which the proxy answers
+     * with what this resolver gives and the rules allow.
+     */
+    public Builder proxyResolver(HostResolver resolver) {
+      this.proxyResolver = Objects.requireNonNull(resolver, "resolver");
       return this;
     }
 
@@ -822,8 +827,7 @@ public final class ConfinedRunner
               : Caps.unavailable("the engine cannot run here"),
           maxOutputBytes,
           hostEnvironment,
-          proxyAudit,
-          proxyOutboundRoots);
+          new ProxiedNetwork.Settings(proxyAudit, proxyOutboundRoots, proxyResolver));
     }
   }
 }

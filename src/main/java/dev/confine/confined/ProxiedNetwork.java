@@ -10,6 +10,7 @@ import dev.confine.linux.confinement.ConnectGate;
 import dev.confine.linux.confinement.ConnectSupervisor;
 import dev.confine.linux.confinement.NetworkNamespace;
 import dev.confine.net.EgressProxy;
+import dev.confine.net.HostResolver;
 import dev.confine.net.PeerAdmissions;
 import dev.confine.net.ProxyAuditListener;
 import java.net.InetSocketAddress;
@@ -18,6 +19,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * The network of ALLOW_LIST and PROXY children, and the egress proxy that decides each destination
@@ -30,15 +32,20 @@ import java.util.Map;
  *       the namespace can reach the listener, and everything inside is the policy's.
  *   <li>{@link Network#SUPERVISED} (rootless): the host's network, where the children's own TCP
  *       connects are refused and the {@link ConnectSupervisor} connects their sockets on their
- *       behalf, to the proxy's loopback listener only when they asked for it ({@link ProxyGate}).
- *       The proxy serves only the connections the supervisor admitted: no token, and no other
- *       process of the host can use it.
+ *       behalf, always to the proxy's loopback listener: as its clients when they asked for it,
+ *       else as transparent connections it decides by name or address ({@link ProxyGate}). The
+ *       proxy serves only the connections the supervisor admitted: no token, and no other process
+ *       of the host can use it.
  * </ul>
  *
  * How many execs and sessions use it is the runner's to count ({@link #users}, under its lock).
  */
 final class ProxiedNetwork implements AutoCloseable {
   static final String JAVA_TOOL_OPTIONS = "JAVA_TOOL_OPTIONS";
+  static final String RES_OPTIONS = "RES_OPTIONS";
+
+  /** The variables whose inherited value the children's get added to rather than replaced by. */
+  static final Set<String> APPENDED = Set.of(JAVA_TOOL_OPTIONS, RES_OPTIONS);
 
   private final NetworkNamespace namespace;
   private final EgressProxy proxy;
@@ -52,13 +59,23 @@ final class ProxiedNetwork implements AutoCloseable {
     this.namespace = namespace;
     this.proxy = proxy;
     this.confinement = confinement;
-    this.environment = childEnvironment(proxy);
+    this.environment = childEnvironment(proxy, namespace == null);
   }
 
   /** The confinement whose threads join the namespace. */
   Confinement confinement() {
     return confinement;
   }
+
+  /**
+   * How the runner's proxies are made.
+   *
+   * @param audit receives the proxy's decisions and closed connections
+   * @param outboundRoots the CAs the proxy trusts on its own TLS connections (empty: the JDK's)
+   * @param resolver how the proxy resolves names
+   */
+  record Settings(
+      ProxyAuditListener audit, List<X509Certificate> outboundRoots, HostResolver resolver) {}
 
   /** Makes the confinement of a network, with its namespace to join or its gate. */
   interface Confinements {
@@ -69,20 +86,15 @@ final class ProxiedNetwork implements AutoCloseable {
    * Makes the namespace (with {@link Network#NAMESPACE}) or starts the supervisor (with {@link
    * Network#SUPERVISED}), and starts the proxy.
    *
-   * @param audit receives the proxy's decisions and closed connections
-   * @param outboundRoots the CAs the proxy trusts on its own TLS connections (empty: the JDK's)
+   * @param settings how the proxy is made
    * @param confinements makes the confinement
    * @throws SandboxException VALIDATION for a policy the proxy cannot take, NOT_AVAILABLE when the
    *     namespace, the supervisor or the proxy cannot be made
    */
   static ProxiedNetwork start(
-      Network network,
-      NetPolicy policy,
-      ProxyAuditListener audit,
-      List<X509Certificate> outboundRoots,
-      Confinements confinements) {
+      Network network, NetPolicy policy, Settings settings, Confinements confinements) {
     if (network == Network.SUPERVISED) {
-      return supervised(policy, audit, outboundRoots, confinements);
+      return supervised(policy, settings, confinements);
     }
     NetworkNamespace ns;
     try {
@@ -98,8 +110,9 @@ final class ProxiedNetwork implements AutoCloseable {
           EgressProxy.builder(policy)
               .listenOn(ns.takeListener())
               .requireToken(false)
-              .audit(audit)
-              .outboundRoots(outboundRoots)
+              .audit(settings.audit())
+              .outboundRoots(settings.outboundRoots())
+              .resolver(settings.resolver())
               .start();
       return new ProxiedNetwork(ns, proxy, confinements.make(Network.NAMESPACE, ns, null));
     } catch (RuntimeException e) {
@@ -109,10 +122,7 @@ final class ProxiedNetwork implements AutoCloseable {
   }
 
   private static ProxiedNetwork supervised(
-      NetPolicy policy,
-      ProxyAuditListener audit,
-      List<X509Certificate> outboundRoots,
-      Confinements confinements) {
+      NetPolicy policy, Settings settings, Confinements confinements) {
     try {
       ConnectSupervisor.start();
     } catch (ConfinementException e) {
@@ -126,31 +136,32 @@ final class ProxiedNetwork implements AutoCloseable {
         EgressProxy.builder(policy)
             .listenOnLoopback()
             .admitOnly(admissions)
-            .audit(audit)
-            .outboundRoots(outboundRoots)
+            .audit(settings.audit())
+            .outboundRoots(settings.outboundRoots())
+            .resolver(settings.resolver())
             .start();
     ProxyGate gate = new ProxyGate(proxy.address().orElseThrow(), admissions);
     return new ProxiedNetwork(null, proxy, confinements.make(Network.SUPERVISED, null, gate));
   }
 
   /**
-   * The gate of supervised children: a TCP connect to the proxy's address goes to it (admitted);
-   * every other is refused.
+   * The gate of supervised children: every TCP connect goes to the proxy, admitted as a proxy
+   * client when the child asked for the proxy's address, else as a transparent connection to the
+   * address it asked for (which the proxy decides by the name it carries, or by that address).
    */
   record ProxyGate(InetSocketAddress proxy, PeerAdmissions admissions) implements ConnectGate {
     @Override
     public InetSocketAddress route(InetSocketAddress destination) {
-      return proxy.equals(destination) ? proxy : null;
+      return proxy;
     }
 
     @Override
     public void admit(int port, InetSocketAddress destination) {
-      admissions.admit(port);
-    }
-
-    @Override
-    public void withdraw(int port) {
-      admissions.withdraw(port);
+      if (proxy.equals(destination)) {
+        admissions.admit(port);
+      } else {
+        admissions.admitTransparent(port, destination);
+      }
     }
   }
 
@@ -160,14 +171,21 @@ final class ProxiedNetwork implements AutoCloseable {
    * NO_PROXY}) and {@code JAVA_TOOL_OPTIONS} with the JDK's proxy properties, which JVMs read
    * instead of the variables (HTTP and HTTPS through the HTTP proxy, other sockets through SOCKS5,
    * no host exempt, as {@code NO_PROXY} says). A JVM started with it prints one "Picked up
-   * JAVA_TOOL_OPTIONS" line on stderr. Made once: the proxy's address and bundle do not change.
+   * JAVA_TOOL_OPTIONS" line on stderr. Supervised, also {@code RES_OPTIONS=use-vc}: glibc's
+   * resolver then asks its name server over TCP, which the proxy answers. Made once: the proxy's
+   * address and bundle do not change.
    */
   Map<String, String> environment() {
     return environment;
   }
 
-  private static Map<String, String> childEnvironment(EgressProxy proxy) {
+  private static Map<String, String> childEnvironment(EgressProxy proxy, boolean supervised) {
     Map<String, String> env = new LinkedHashMap<>(proxy.environment());
+    if (supervised) {
+      // glibc's resolver over TCP: the supervisor sends its connect to the name server to the
+      // proxy, which answers (UDP is refused).
+      env.put(RES_OPTIONS, "use-vc");
+    }
     proxy
         .address()
         .ifPresent(

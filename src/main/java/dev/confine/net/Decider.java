@@ -132,7 +132,7 @@ final class Decider {
             port,
             byName.rule(),
             allowReason(byName),
-            List.of(InetSocketAddress.createUnresolved(name, port)),
+            List.of(InetSocketAddress.createUnresolved(name, Math.max(port, 0))),
             "");
       }
       return verdict(
@@ -205,7 +205,7 @@ final class Decider {
     }
     List<InetSocketAddress> targets =
         viaUpstream && !matcher.hasIpRules()
-            ? List.of(InetSocketAddress.createUnresolved(name, port))
+            ? List.of(InetSocketAddress.createUnresolved(name, Math.max(port, 0)))
             : List.copyOf(kept);
     String shown =
         targets.get(0).isUnresolved() ? "" : targets.get(0).getAddress().getHostAddress();
@@ -242,7 +242,8 @@ final class Decider {
       List<InetSocketAddress> targets,
       String address) {
     return new Verdict(
-        new ProxyDecision(protocol, host, port, NetAction.ALLOW, rule, mode, reason, address),
+        new ProxyDecision(
+            protocol, host, Math.max(port, 0), NetAction.ALLOW, rule, mode, reason, address),
         Verdict.Outcome.ALLOW,
         targets);
   }
@@ -255,14 +256,15 @@ final class Decider {
       String rule,
       String reason) {
     return new Verdict(
-        new ProxyDecision(protocol, host, port, NetAction.DENY, rule, mode, reason, ""),
+        new ProxyDecision(
+            protocol, host, Math.max(port, 0), NetAction.DENY, rule, mode, reason, ""),
         outcome,
         List.of());
   }
 
   private static InetSocketAddress at(byte[] address, int port) {
     try {
-      return new InetSocketAddress(InetAddress.getByAddress(address), port);
+      return new InetSocketAddress(InetAddress.getByAddress(address), Math.max(port, 0));
     } catch (UnknownHostException e) {
       throw new IllegalStateException("address of length " + address.length, e);
     }

@@ -42,6 +42,26 @@ final class ProxyContext {
     this.hooks = hooks;
   }
 
+  /**
+   * The name the proxy's DNS last answered with {@code address}, or null: a transparent connection
+   * to it is decided by that name.
+   */
+  String answeredName(java.net.InetAddress address) {
+    return answered.get(address);
+  }
+
+  /** Records that the proxy's DNS answered {@code name} with {@code address}. */
+  void answered(java.net.InetAddress address, String name) {
+    if (answered.size() >= MAX_ANSWERED) {
+      answered.clear(); // bounded: a child resolving names without end costs nothing for long
+    }
+    answered.put(address, name);
+  }
+
+  private static final int MAX_ANSWERED = 65536;
+  private final java.util.Map<java.net.InetAddress, String> answered =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
   /** Whether clients must present the token. */
   boolean tokenRequired() {
     return token.isPresent();

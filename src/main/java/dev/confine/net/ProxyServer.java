@@ -33,6 +33,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 
 /**
  * The egress proxy's server: one listener that speaks HTTP (forwarding and CONNECT) and SOCKS5, on
@@ -40,6 +41,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class ProxyServer implements AutoCloseable {
   private static final int RESOLVER_THREADS = 4;
+  private static final int DNS_PORT = 53;
+
+  /** How long an accepted connection waits for its admission before it is closed. */
+  private static final long ADMISSION_WAIT_MILLIS = 2000;
 
   private final EventLoopGroup group;
   private final ExecutorService resolverThreads;
@@ -337,13 +342,6 @@ final class ProxyServer implements AutoCloseable {
 
     @Override
     protected void initChannel(Channel ch) {
-      if (admissions.isPresent()
-          && !(ch.remoteAddress() instanceof InetSocketAddress peer
-              && peer.getAddress().isLoopbackAddress()
-              && admissions.get().take(peer.getPort()))) {
-        ch.close(); // not a connection made for an admitted client
-        return;
-      }
       if (!px.admitted()) {
         // Each client costs the JVM descriptors (its own and its destination's): a child that
         // opens connections without end must not exhaust them.
@@ -351,12 +349,62 @@ final class ProxyServer implements AutoCloseable {
         return;
       }
       ch.closeFuture().addListener(f -> px.released());
+      if (admissions.isEmpty()) {
+        serve(ch, null);
+        return;
+      }
+      if (!(ch.remoteAddress() instanceof InetSocketAddress peer)
+          || !peer.getAddress().isLoopbackAddress()) {
+        ch.close();
+        return;
+      }
+      // The supervisor admits a port once its connect is under way, which may be just after the
+      // connection was accepted here: it then waits for its admission, reading nothing.
+      int port = peer.getPort();
+      Consumer<PeerAdmissions.Admission> waiter =
+          a ->
+              ch.eventLoop()
+                  .execute(
+                      () -> {
+                        if (ch.isOpen()) {
+                          serve(ch, a);
+                          ch.config().setAutoRead(true);
+                        }
+                      });
+      PeerAdmissions.Admission admission = admissions.get().takeOrWait(port, waiter);
+      if (admission != null) {
+        serve(ch, admission);
+        return;
+      }
+      ch.config().setAutoRead(false);
+      ch.eventLoop()
+          .schedule(
+              () -> {
+                if (admissions.get().stopWaiting(port, waiter)) {
+                  ch.close(); // not a connection made for an admitted client
+                }
+              },
+              ADMISSION_WAIT_MILLIS,
+              TimeUnit.MILLISECONDS);
+      ch.closeFuture().addListener(f -> admissions.get().stopWaiting(port, waiter));
+    }
+
+    /** Idle limit, handshake deadline, then the frontend for {@code admission} (null: none). */
+    private void serve(Channel ch, PeerAdmissions.Admission admission) {
       Duration idle = px.limits.idleTimeout();
       Handshake handshake = new Handshake(ch, px.limits.handshakeTimeout());
       ch.pipeline()
           .addLast("idle", new IdleStateHandler(0, 0, idle.toNanos(), TimeUnit.NANOSECONDS))
-          .addLast("idle-close", new IdleCloser())
-          .addLast("sniffer", new Sniffer(px, handshake));
+          .addLast("idle-close", new IdleCloser());
+      InetSocketAddress original = admission == null ? null : admission.original();
+      if (original == null) {
+        ch.pipeline().addLast("sniffer", new Sniffer(px, handshake));
+      } else if (original.getPort() == DNS_PORT) {
+        handshake.done(); // a resolver may keep its connection for its next questions
+        DnsAnswerer.install(ch.pipeline(), px);
+      } else {
+        ch.pipeline().addLast("sniffer", new TransparentFrontend(px, handshake, original));
+      }
     }
   }
 

@@ -47,9 +47,15 @@ final class RuleMatcher {
   private record Compiled(
       int order, NetAction action, HostPattern pattern, int port, String description) {
     boolean matchesPort(int p) {
-      return port == 0 || port == p;
+      return port == 0 || port == p || (p == ANY_PORT && action() == NetAction.ALLOW);
     }
   }
+
+  /**
+   * The port that stands for "some port" (a DNS question, which names none): every allow rule
+   * matches it, a deny rule only when it names no port.
+   */
+  public static final int ANY_PORT = -1;
 
   /**
    * Compiles {@code policy}'s rules and allow hosts.

@@ -5,9 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.confine.Capability.Dimension;
 import dev.confine.ExecOptions;
 import dev.confine.ExecResult;
+import dev.confine.NetAction;
 import dev.confine.NetPolicy;
 import dev.confine.NetRule;
 import dev.confine.linux.confinement.ConnectSupervisor;
+import dev.confine.net.ProxyAuditListener;
+import dev.confine.net.ProxyDecision;
+import dev.confine.net.ProxyProtocol;
 import dev.confine.testing.HostRequirements;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -17,6 +21,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -37,31 +44,245 @@ class ConfinedProxiedSupervisedTest extends ProxiedNetworkContract {
     HostRequirements.require(ConnectSupervisor.availability());
   }
 
-  /** The proxy's connection is the supervisor's doing; a direct one its refusal (EACCES). */
+  /**
+   * Transparent mode: a client that ignores the proxy variables is still sent through the proxy and
+   * decided there: by its address (an IP rule) when it says no name, by the name it sends (HTTP
+   * Host, TLS SNI) when it does, which then wins over the address; a refusal resets the connection.
+   * The supervisor counted each connect it routed.
+   */
   @Test
-  void theSupervisorRoutesTheProxysConnectionsAndRefusesTheRest() {
-    long[] before = ConnectSupervisor.counts();
-    ExecResult ok = sh("curl -sS --max-time 10 " + url("/s"), allowOrigin());
-    assertThat(ok.stdoutText()).as(ok.stderrText()).isEqualTo("hello /s");
-    long[] between = ConnectSupervisor.counts();
-    assertThat(between[0]).isGreaterThan(before[0]);
-    ExecResult direct = sh("curl -sS --noproxy '*' --max-time 5 " + url("/d"), allowOrigin());
-    assertThat(direct.exitCode()).isEqualTo(7); // curl: couldn't connect
-    assertThat(ConnectSupervisor.counts()[1]).isGreaterThan(between[1]);
-    ExecResult py =
+  void connectionsThatIgnoreTheProxyAreDecidedByAddressAndName() throws Exception {
+    BlockingQueue<ProxyDecision> decisions = new LinkedBlockingQueue<>();
+    ConfinedRunner audited =
+        builder()
+            .proxyAudit(
+                new ProxyAuditListener() {
+                  @Override
+                  public void decided(ProxyDecision d) {
+                    decisions.add(d);
+                  }
+                })
+            .build();
+    try {
+      long routed = ConnectSupervisor.counts()[0];
+      ExecResult ok =
+          audited.exec(
+              "curl",
+              List.of("-sS", "--noproxy", "*", "--max-time", "10", url("/t")),
+              allowOrigin());
+      assertThat(ok.stdoutText()).as(ok.stderrText()).isEqualTo("hello /t");
+      assertThat(ConnectSupervisor.counts()[0]).isGreaterThan(routed);
+      ProxyDecision d = decisions.poll(5, TimeUnit.SECONDS);
+      assertThat(d.protocol()).isEqualTo(ProxyProtocol.TRANSPARENT);
+      assertThat(d.action()).isEqualTo(NetAction.ALLOW);
+      assertThat(d.host()).isEqualTo("127.0.0.1");
+      assertThat(d.port()).isEqualTo(port);
+
+      int other = port == 65535 ? 1 : port + 1;
+      ExecResult denied =
+          audited.exec(
+              "curl",
+              List.of("-sS", "--noproxy", "*", "--max-time", "10", "http://127.0.0.1:" + other),
+              allowOrigin());
+      assertThat(denied.exitCode()).as(denied.stderrText()).isIn(52, 56); // empty reply, reset
+      d = decisions.poll(5, TimeUnit.SECONDS);
+      assertThat(d.action()).isEqualTo(NetAction.DENY);
+      assertThat(d.port()).isEqualTo(other);
+
+      // The allowed address, but a Host that no rule allows: the name wins.
+      ExecResult named =
+          audited.exec(
+              "curl",
+              List.of(
+                  "-sS",
+                  "--noproxy",
+                  "*",
+                  "--max-time",
+                  "10",
+                  "-H",
+                  "Host: blocked.test",
+                  url("/")),
+              allowOrigin());
+      assertThat(named.exitCode()).as(named.stderrText()).isIn(52, 56);
+      d = decisions.poll(5, TimeUnit.SECONDS);
+      assertThat(d.host()).isEqualTo("blocked.test");
+      assertThat(d.action()).isEqualTo(NetAction.DENY);
+
+      // TLS: the ClientHello's server name is what is decided.
+      ExecResult tls =
+          audited.exec(
+              "curl",
+              List.of(
+                  "-sS",
+                  "-k",
+                  "--noproxy",
+                  "*",
+                  "--max-time",
+                  "10",
+                  "--resolve",
+                  "sni.test:" + port + ":127.0.0.1",
+                  "https://sni.test:" + port + "/"),
+              allowOrigin());
+      assertThat(tls.exitCode()).isNotZero();
+      d = decisions.poll(5, TimeUnit.SECONDS);
+      assertThat(d.protocol()).isEqualTo(ProxyProtocol.TRANSPARENT);
+      assertThat(d.host()).isEqualTo("sni.test");
+      assertThat(d.action()).isEqualTo(NetAction.DENY);
+    } finally {
+      audited.close();
+    }
+  }
+
+  /**
+   * A plain TCP client, and the JDK's HttpClient told to use no proxy, reach an allowed address and
+   * are reset at a denied one.
+   */
+  @Test
+  void programsThatIgnoreTheVariablesStillWork() throws Exception {
+    int other = port == 65535 ? 1 : port + 1;
+    String py =
+        String.join(
+            "\n",
+            "import socket, sys",
+            "for port in (" + port + ", " + other + "):",
+            "    try:",
+            "        s = socket.create_connection(('127.0.0.1', port), timeout=10)",
+            "        s.sendall(b'GET /tcp HTTP/1.0\\r\\n\\r\\n')",
+            "        data = s.makefile('rb').read()",
+            "        print(data.split(b'\\r\\n\\r\\n', 1)[1].decode() if data else 'empty')",
+            "    except OSError as e:",
+            "        print('refused')");
+    ExecResult tcp = runner.exec(ConfinedModes.PYTHON, List.of("-c", py), allowOrigin());
+    assertThat(tcp.stdoutText())
+        .as(tcp.stderrText())
+        .isIn("hello /tcp\nrefused\n", "hello /tcp\nempty\n");
+
+    Path source =
+        Files.writeString(
+            root.resolve("Direct.java"),
+            """
+            import java.net.*;
+            import java.net.http.*;
+            public class Direct {
+              public static void main(String[] a) throws Exception {
+                HttpClient c = HttpClient.newBuilder().proxy(HttpClient.Builder.NO_PROXY).build();
+                for (String url : a) {
+                  try {
+                    System.out.println(c.send(HttpRequest.newBuilder(URI.create(url)).build(),
+                        HttpResponse.BodyHandlers.ofString()).body());
+                  } catch (java.io.IOException e) {
+                    System.out.println("refused");
+                  }
+                }
+              }
+            }
+            """);
+    ExecResult jdk =
         runner.exec(
-            ConfinedModes.PYTHON,
-            List.of(
-                "-c",
-                "import socket\n"
-                    + "try:\n"
-                    + "  socket.create_connection(('127.0.0.1', "
-                    + port
-                    + "))\n"
-                    + "except OSError as e:\n"
-                    + "  print(e.errno, e.strerror)"),
+            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            List.of(source.toString(), url("/jdk"), "http://127.0.0.1:" + other + "/"),
+            options(NetPolicy.allowList(NetRule.allow("127.0.0.1", port))));
+    assertThat(jdk.stdoutText()).as(jdk.stderrText()).isEqualTo("hello /jdk\nrefused\n");
+  }
+
+  /**
+   * DNS: the children's resolver asks over TCP (RES_OPTIONS=use-vc), the supervisor sends that to
+   * the proxy, which answers allowed names with their checked addresses and refuses the rest
+   * (without asking anyone, unless an IP rule needs their addresses checked); a connection to an
+   * answered address is decided by the name.
+   */
+  @Test
+  void theProxyAnswersTheChildrensDnsAllowedNamesOnly() throws Exception {
+    List<String> asked = new java.util.concurrent.CopyOnWriteArrayList<>();
+    BlockingQueue<ProxyDecision> decisions = new LinkedBlockingQueue<>();
+    ConfinedRunner dns =
+        builder()
+            .proxyResolver(
+                host -> {
+                  asked.add(host);
+                  if (host.equals("origin.test")) {
+                    return List.of(
+                        InetAddress.getByAddress("origin.test", new byte[] {127, 0, 0, 1}));
+                  }
+                  throw new java.net.UnknownHostException(host);
+                })
+            .proxyAudit(
+                new ProxyAuditListener() {
+                  @Override
+                  public void decided(ProxyDecision d) {
+                    decisions.add(d);
+                  }
+                })
+            .build();
+    try {
+      ExecOptions opts =
+          options(
+              NetPolicy.allowList(
+                  NetRule.allow("origin.test", port),
+                  NetRule.allow("127.0.0.1", port),
+                  NetRule.allow("missing.test")));
+      ExecResult r =
+          dns.exec(
+              "sh",
+              List.of(
+                  "-c",
+                  "echo $RES_OPTIONS; getent ahostsv4 origin.test | head -1;"
+                      + " getent hosts denied.test || echo denied $?;"
+                      + " getent hosts missing.test || echo missing $?;"
+                      + " curl -sS --noproxy '*' --max-time 10 http://origin.test:"
+                      + port
+                      + "/byname"),
+              opts);
+      assertThat(r.stdoutText())
+          .as(r.stderrText())
+          .isEqualTo(
+              "use-vc\n127.0.0.1       STREAM origin.test\ndenied 2\nmissing 2\nhello /byname");
+      assertThat(asked).contains("origin.test", "missing.test");
+      // With an IP rule, a name no rule names is resolved to check its addresses (as for a
+      // CONNECT); without one, a denied name is refused unasked.
+      asked.clear();
+      ExecResult unasked =
+          dns.exec(
+              "sh",
+              List.of("-c", "getent hosts denied.test || echo denied $?"),
+              options(NetPolicy.allowList(NetRule.allow("missing.test"))));
+      assertThat(unasked.stdoutText()).isEqualTo("denied 2\n");
+      assertThat(asked).isEmpty();
+      List<ProxyDecision> seen = new java.util.ArrayList<>();
+      decisions.drainTo(seen);
+      assertThat(seen)
+          .anySatisfy(
+              d -> {
+                assertThat(d.protocol()).isEqualTo(ProxyProtocol.DNS);
+                assertThat(d.host()).isEqualTo("denied.test");
+                assertThat(d.action()).isEqualTo(NetAction.DENY);
+              })
+          .anySatisfy(
+              d -> {
+                assertThat(d.protocol()).isEqualTo(ProxyProtocol.TRANSPARENT);
+                assertThat(d.host()).isEqualTo("origin.test");
+                assertThat(d.action()).isEqualTo(NetAction.ALLOW);
+              });
+    } finally {
+      dns.close();
+    }
+  }
+
+  /** Node's fetch, which ignores the proxy variables, is decided the same way. */
+  @Test
+  void nodesFetchIsDecidedTransparently() {
+    HostRequirements.requireProgram("node");
+    int other = port == 65535 ? 1 : port + 1;
+    String js =
+        "(async () => { for (const u of process.argv.slice(1)) {"
+            + " try { console.log(await (await fetch(u)).text()); }"
+            + " catch (e) { console.log('refused'); } } })()";
+    ExecResult node =
+        runner.exec(
+            "node",
+            List.of("-e", js, url("/node"), "http://127.0.0.1:" + other + "/"),
             allowOrigin());
-    assertThat(py.stdoutText()).as(py.stderrText()).isEqualTo("13 Permission denied\n");
+    assertThat(node.stdoutText()).as(node.stderrText()).isEqualTo("hello /node\nrefused\n");
   }
 
   /**
@@ -92,15 +313,13 @@ class ConfinedProxiedSupervisedTest extends ProxiedNetworkContract {
                     }
                   });
       Path script = Files.writeString(root.resolve("Race.java"), RACE);
-      ExecResult env = sh("echo $HTTP_PROXY", allowOrigin());
-      String proxyPort = env.stdoutText().strip().replaceAll(".*:", "");
       ExecResult r =
           runner.exec(
               Path.of(System.getProperty("java.home"), "bin", "java").toString(),
               List.of(
                   "--enable-native-access=ALL-UNNAMED",
                   script.toString(),
-                  proxyPort,
+                  String.valueOf(port),
                   String.valueOf(victim.getLocalPort()),
                   "10000"),
               ExecOptions.builder()
@@ -109,10 +328,10 @@ class ConfinedProxiedSupervisedTest extends ProxiedNetworkContract {
                   .build());
       String[] counts = r.stdoutText().strip().split(" ");
       assertThat(counts).as(r.stderrText()).hasSize(4);
-      assertThat(Integer.parseInt(counts[1])).as("connected to the victim").isZero();
-      assertThat(Integer.parseInt(counts[3])).as("swapped descriptor connected").isZero();
-      assertThat(Integer.parseInt(counts[0])).as("reached the proxy").isPositive();
-      assertThat(Integer.parseInt(counts[2])).as("refused").isPositive();
+      // Every TCP connect is the supervisor's, to the proxy (transparent mode), which decides the
+      // address the supervisor copied: none can name the victim's port behind the check.
+      assertThat(Integer.parseInt(counts[1])).as("a peer at the victim's port").isZero();
+      assertThat(Integer.parseInt(counts[0])).as("connected to the proxy").isPositive();
       victim.close();
       acceptor.join(5000);
       assertThat(accepted).hasValue(0);

@@ -131,8 +131,9 @@ class EgressProxyTest {
   }
 
   /**
-   * With admitOnly the proxy serves the connections from admitted ports, each once, without a
-   * token, and closes every other at once without a byte.
+   * With admitOnly the proxy serves the connections from admitted ports, each once, without a token
+   * (also one admitted just after it was accepted), and closes every other without a byte once it
+   * has waited for an admission in vain.
    */
   @ParameterizedTest
   @EnumSource(Transport.class)
@@ -173,10 +174,18 @@ class EgressProxyTest {
         // closed before the request was written: as good
       }
       assertThat(origin.seen()).hasSize(1);
-      // Withdrawn and lapsed admissions admit nothing.
-      admissions.admit(1);
-      admissions.withdraw(1);
-      assertThat(admissions.take(1)).isFalse();
+      // A connection accepted before its admission waits for it.
+      try (Socket early = new Socket()) {
+        early.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+        early.connect(at);
+        early.getOutputStream().write(request.getBytes(StandardCharsets.US_ASCII));
+        Thread.sleep(200);
+        admissions.admit(early.getLocalPort());
+        String answer =
+            new String(early.getInputStream().readAllBytes(), StandardCharsets.US_ASCII);
+        assertThat(answer).startsWith("HTTP/1.1 200").endsWith("hello");
+      }
+      assertThat(origin.seen()).hasSize(2);
     }
     assertThatThrownBy(
             () -> EgressProxy.builder(allowOrigin()).admitOnly(new PeerAdmissions()).start())

@@ -39,6 +39,22 @@ class RuleMatcherTest {
     assertThat(m.match("example.com", 8080).matched()).isFalse();
   }
 
+  /** A DNS question names no port: any allow rule counts, a deny only when it names no port. */
+  @Test
+  void anyPortMatchesEveryAllowAndOnlyPortlessDenies() {
+    RuleMatcher m =
+        of(
+            NetRule.allow("example.com", 443),
+            NetRule.deny("example.com", 80),
+            NetRule.deny("bad.example.com"),
+            NetRule.allow("127.0.0.1", 8080));
+    int any = RuleMatcher.ANY_PORT;
+    assertThat(m.match("example.com", any).action()).isEqualTo(NetAction.ALLOW);
+    assertThat(m.match("bad.example.com", any).action()).isEqualTo(NetAction.DENY);
+    assertThat(m.match("other.org", any).matched()).isFalse();
+    assertThat(m.matchAddress(new byte[] {127, 0, 0, 1}, any).action()).isEqualTo(NetAction.ALLOW);
+  }
+
   @Test
   void noMatchIsNotMatchedWhateverTheActionSays() {
     RuleMatcher.Match none = of(NetRule.allow("example.com")).match("other.org", 443);

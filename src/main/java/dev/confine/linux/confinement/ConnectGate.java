@@ -15,11 +15,8 @@ public interface ConnectGate {
   InetSocketAddress route(InetSocketAddress destination);
 
   /**
-   * The connection about to be made from 127.0.0.1:{@code port} to the {@link #route} of {@code
-   * destination} is a child's: called before the connect, so that whoever accepts it can tell.
+   * The connection just made (or under way) from 127.0.0.1:{@code port} to the {@link #route} of
+   * {@code destination} is a child's: whoever accepts it may have done so a moment before.
    */
   void admit(int port, InetSocketAddress destination);
-
-  /** The connect admitted from {@code port} failed: nothing will arrive from it. */
-  void withdraw(int port);
 }

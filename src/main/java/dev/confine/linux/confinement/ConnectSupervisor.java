@@ -31,12 +31,12 @@ import org.slf4j.LoggerFactory;
  *   <li><b>TCP</b> (an AF_INET or AF_INET6 stream socket): the supervisor copies the address out of
  *       the child's memory, asks the gate where it may go and, when it may, connects <em>the
  *       child's own socket</em> (a duplicate taken with {@code pidfd_getfd}) to the gate's route
- *       itself, first binding it to loopback so that the gate can {@linkplain ConnectGate#admit
- *       admit} its port before the connection exists; the child's call returns what the
- *       supervisor's connect returned (0, or EINPROGRESS on a non-blocking socket, which then
- *       completes as usual). The child's call never continues on its own, so rewriting the address
- *       from another thread after the check changes nothing: the kernel's warning about TOCTOU in
- *       {@code seccomp_unotify(2)} applies to a continued call, and none is. Refused: EACCES.
+ *       itself and tells the gate the port it connects from ({@link ConnectGate#admit}); the
+ *       child's call returns what the supervisor's connect returned (0, or EINPROGRESS on a
+ *       non-blocking socket, which then completes as usual). The child's call never continues on
+ *       its own, so rewriting the address from another thread after the check changes nothing: the
+ *       kernel's warning about TOCTOU in {@code seccomp_unotify(2)} applies to a continued call,
+ *       and none is. Refused: EACCES.
  *   <li><b>AF_UNIX</b>: the call continues. That decides nothing by an address the child could
  *       change, and a socket swapped in under the same descriptor number in between is no way out:
  *       the children's Landlock domain refuses every TCP connect of their own (its network rights,
@@ -354,6 +354,9 @@ public final class ConnectSupervisor implements Runnable {
     if (family == AF_UNSPEC) {
       return Syscalls.connect(sock, b.address, addrLen); // dissolves an association: no peer
     }
+    if (family != domain) {
+      return -EAFNOSUPPORT; // as the kernel answers an address of the other family
+    }
     InetSocketAddress destination = parse(b.address, family, addrLen);
     if (destination == null) {
       return family == SeccompFilter.AF_INET || family == SeccompFilter.AF_INET6
@@ -364,46 +367,31 @@ public final class ConnectSupervisor implements Runnable {
     if (route == null) {
       return refusal(-LibC.EACCES());
     }
-    int port = boundPort(sock, domain, b);
-    if (port < 0) {
-      return port;
-    }
     int targetLen = write(b.target, domain, route);
-    gate.admit(port, destination);
     int rc = Syscalls.connect(sock, b.target, targetLen);
     if (rc == -EISCONN && connectedTo(sock, b, b.target, targetLen)) {
-      rc = 0; // a call restarted after a signal: the first connect went through
+      return 0; // a call restarted after a signal: the first connect went through, admitted
     }
-    if (rc != 0 && rc != -EINPROGRESS && rc != -EALREADY) {
-      gate.withdraw(port);
-    } else {
-      routed.incrementAndGet();
+    if (rc == -LibC.EINVAL() && domain == SeccompFilter.AF_INET6) {
+      return -ENETUNREACH; // IPV6_V6ONLY: the IPv4 loopback is out of its reach
     }
+    if (rc != 0 && rc != -EINPROGRESS) {
+      return rc;
+    }
+    // The port is the socket's from the connect on (bound earlier, it would be taken apart from
+    // the ports in TIME_WAIT, and a child making many short connections would run out of them).
+    int n = Syscalls.socketAddress(sock, false, b.own, b.len);
+    if (n < 0) {
+      return n;
+    }
+    gate.admit(Short.toUnsignedInt(b.own.get(NETWORK_SHORT, 2)), destination);
+    routed.incrementAndGet();
     return rc;
   }
 
   private int refusal(int errno) {
     refused.incrementAndGet();
     return errno;
-  }
-
-  /** The socket's local port, binding it to loopback first when it has none; or -errno. */
-  private static int boundPort(int sock, int domain, Buffers b) {
-    int n = Syscalls.socketAddress(sock, false, b.own, b.len);
-    if (n < 0) {
-      return n;
-    }
-    int port = Short.toUnsignedInt(b.own.get(NETWORK_SHORT, 2));
-    if (port != 0) {
-      return port;
-    }
-    int len = write(b.own, domain, new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
-    int r = Syscalls.bind(sock, b.own, len);
-    if (r < 0) {
-      return r == -LibC.EINVAL() ? -ENETUNREACH : r; // IPV6_V6ONLY: IPv4 loopback is not its own
-    }
-    n = Syscalls.socketAddress(sock, false, b.own, b.len);
-    return n < 0 ? n : Short.toUnsignedInt(b.own.get(NETWORK_SHORT, 2));
   }
 
   private static boolean connectedTo(int sock, Buffers b, MemorySegment target, int len) {
