@@ -23,7 +23,6 @@ import io.netty.handler.codec.socksx.v5.Socks5PasswordAuthStatus;
 import io.netty.handler.codec.socksx.v5.Socks5ServerEncoder;
 import io.netty.handler.proxy.ProxyConnectException;
 import io.netty.util.ReferenceCountUtil;
-import io.netty.util.concurrent.Future;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.NoRouteToHostException;
@@ -137,19 +136,13 @@ final class SocksFrontend extends ChannelInboundHandlerAdapter {
       reply(ctx, Socks5CommandStatus.FORBIDDEN);
       return;
     }
-    Future<Channel> dial = px.dialer.tunnel(ctx.channel().eventLoop(), v.targets());
-    dial.addListener(
-        f -> {
-          if (!f.isSuccess()) {
-            Link.failed(px, v.decision(), String.valueOf(f.cause().getMessage()));
-            reply(ctx, statusOf(f.cause()));
-            return;
-          }
-          Channel out = dial.getNow();
-          if (!ctx.channel().isActive()) {
-            out.close();
-            return;
-          }
+    Tunnel.whenDialed(
+        px,
+        v,
+        ctx.channel(),
+        px.dialer.tunnel(ctx.channel().eventLoop(), v.targets()),
+        cause -> reply(ctx, statusOf(cause)),
+        out -> {
           InetSocketAddress bound =
               out.localAddress() instanceof InetSocketAddress a ? a : new InetSocketAddress(0);
           Socks5AddressType type =

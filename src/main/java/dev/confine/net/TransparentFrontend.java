@@ -5,7 +5,6 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelOption;
 import io.netty.handler.codec.ByteToMessageDecoder;
-import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.net.InetSocketAddress;
 import java.util.List;
@@ -98,21 +97,13 @@ final class TransparentFrontend extends ByteToMessageDecoder {
       reset(ctx.channel());
       return;
     }
-    Future<Channel> dial = px.dialer.tunnel(ctx.channel().eventLoop(), v.targets());
-    dial.addListener(
-        f -> {
-          if (!f.isSuccess()) {
-            Link.failed(px, v.decision(), String.valueOf(f.cause().getMessage()));
-            reset(ctx.channel());
-            return;
-          }
-          Channel out = dial.getNow();
-          if (!ctx.channel().isActive()) {
-            out.close();
-            return;
-          }
-          Tunnel.splice(px, ctx, out, v, List.of());
-        });
+    Tunnel.whenDialed(
+        px,
+        v,
+        ctx.channel(),
+        px.dialer.tunnel(ctx.channel().eventLoop(), v.targets()),
+        cause -> reset(ctx.channel()),
+        out -> Tunnel.splice(px, ctx, out, v, List.of()));
   }
 
   /** Closes with a reset, so that the child reads "connection reset" rather than an empty reply. */

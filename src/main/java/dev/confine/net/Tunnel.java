@@ -4,8 +4,10 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPipeline;
 import io.netty.handler.ssl.SslHandler;
+import io.netty.util.concurrent.Future;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 /**
  * What an allowed CONNECT or SOCKS5 tunnel becomes once its destination is connected and the client
@@ -14,6 +16,34 @@ import java.util.concurrent.TimeUnit;
  */
 final class Tunnel {
   private Tunnel() {}
+
+  /**
+   * Runs {@code connected} with the outbound channel once {@code dial} succeeds while {@code
+   * client} is still open; on failure reports the connection failed to the audit and runs {@code
+   * failed} with the cause; closes an outbound channel nobody waits for any more.
+   */
+  static void whenDialed(
+      ProxyContext px,
+      Verdict v,
+      Channel client,
+      Future<Channel> dial,
+      Consumer<Throwable> failed,
+      Consumer<Channel> connected) {
+    dial.addListener(
+        f -> {
+          if (!f.isSuccess()) {
+            Link.failed(px, v.decision(), String.valueOf(f.cause().getMessage()));
+            failed.accept(f.cause());
+            return;
+          }
+          Channel out = dial.getNow();
+          if (!client.isActive()) {
+            out.close();
+            return;
+          }
+          connected.accept(out);
+        });
+  }
 
   /**
    * Replaces the frontend's handler ({@code frontend}) and removes its {@code codecs}, whose
