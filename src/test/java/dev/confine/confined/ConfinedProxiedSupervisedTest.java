@@ -13,6 +13,7 @@ import dev.confine.net.ProxyAuditListener;
 import dev.confine.net.ProxyDecision;
 import dev.confine.net.ProxyProtocol;
 import dev.confine.testing.HostRequirements;
+import dev.confine.testing.LocalSshd;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -265,6 +266,35 @@ class ConfinedProxiedSupervisedTest extends ProxiedNetworkContract {
               });
     } finally {
       dns.close();
+    }
+  }
+
+  /**
+   * ssh, which knows no proxy variable, reaches an allowed sshd transparently (its key exchange
+   * goes through: ssh-keyscan prints the server's host key) and nothing at a denied port.
+   */
+  @Test
+  void sshReachesAnAllowedServerTransparently() {
+    HostRequirements.requireProgram("ssh-keyscan");
+    try (LocalSshd sshd = LocalSshd.start()) {
+      int ssh = sshd.port();
+      int other = ssh == 65535 ? 1 : ssh + 1;
+      ExecResult r =
+          runner.exec(
+              "sh",
+              List.of(
+                  "-c",
+                  "ssh-keyscan -T 10 -t ed25519 -p "
+                      + ssh
+                      + " 127.0.0.1 2>/dev/null; echo ---; ssh-keyscan -T 5 -p "
+                      + other
+                      + " 127.0.0.1 2>/dev/null; echo done"),
+              options(NetPolicy.allowList(NetRule.allow("127.0.0.1", ssh))));
+      String key = sshd.hostKey();
+      assertThat(r.stdoutText())
+          .as(r.stderrText() + sshd.logs())
+          .isEqualTo("[127.0.0.1]:" + ssh + " " + key + "\n---\ndone\n");
+      assertThat(sshd.sawConnection(Duration.ofSeconds(5))).as(sshd.logs()).isTrue();
     }
   }
 

@@ -341,6 +341,55 @@ abstract class ProxiedNetworkContract {
     assertThat(r.stdoutText()).as(r.stderrText()).isEqualTo("hello /py");
   }
 
+  /** git clones over HTTP (the dumb protocol, from a file server) through the proxy. */
+  @Test
+  void gitClonesOverHttpThroughTheProxy() throws Exception {
+    HostRequirements.requireProgram("git");
+    Path work = Files.createTempDirectory(root, "repo");
+    Path served = Files.createTempDirectory("confine-git-served");
+    try {
+      git(work, "init", "-q", "-b", "main");
+      Files.writeString(work.resolve("README"), "cloned through the proxy\n");
+      git(work, "add", "README");
+      git(work, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "one");
+      git(served, "clone", "-q", "--bare", work.toString(), served.resolve("repo.git").toString());
+      git(served.resolve("repo.git"), "update-server-info");
+      com.sun.net.httpserver.HttpServer files =
+          com.sun.net.httpserver.SimpleFileServer.createFileServer(
+              new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+              served,
+              com.sun.net.httpserver.SimpleFileServer.OutputLevel.NONE);
+      files.start();
+      try {
+        int filesPort = files.getAddress().getPort();
+        ExecResult r =
+            sh(
+                "git clone -q http://127.0.0.1:"
+                    + filesPort
+                    + "/repo.git "
+                    + root.resolve("clone")
+                    + " && cat "
+                    + root.resolve("clone/README"),
+                options(NetPolicy.allowList(NetRule.allow("127.0.0.1", filesPort))));
+        assertThat(r.stdoutText()).as(r.stderrText()).isEqualTo("cloned through the proxy\n");
+      } finally {
+        files.stop(0);
+      }
+    } finally {
+      try (var paths = Files.walk(served)) {
+        paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+      }
+    }
+  }
+
+  private static void git(Path dir, String... args) throws Exception {
+    List<String> command = new java.util.ArrayList<>(List.of("git", "-C", dir.toString()));
+    command.addAll(List.of(args));
+    Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(p.waitFor()).as(command + ": " + out).isZero();
+  }
+
   @Test
   void proxyModeAllowsWhatNoRuleDeniesAndAppliesTheDenyRules() {
     NetPolicy proxyMode =
