@@ -2,6 +2,7 @@ package dev.confine.cli;
 
 import dev.confine.EnvPolicy;
 import dev.confine.ExecOptions;
+import dev.confine.MitmPolicy;
 import dev.confine.NetMode;
 import dev.confine.NetPolicy;
 import dev.confine.NetRule;
@@ -137,6 +138,21 @@ final class PolicyOptions {
   private String upstream = "";
 
   @Option(
+      names = "--unix-socket",
+      paramLabel = "PATH",
+      description =
+          "With --net allow-list or proxy: CMD may connect to the unix socket at PATH (absolute;"
+              + " it must exist). Rootless, the host's other unix sockets are out of reach.")
+  private List<String> unixSockets = new ArrayList<>();
+
+  @Option(
+      names = "--mitm",
+      description =
+          "With --net allow-list or proxy: intercept CMD's TLS (the proxy's CA bundle and the"
+              + " variables that make common clients trust it are given to CMD).")
+  private boolean mitm;
+
+  @Option(
       names = "--max-processes",
       paramLabel = "N",
       converter = CountConverter.class,
@@ -187,12 +203,32 @@ final class PolicyOptions {
     if (!upstream.isEmpty() && net != NetMode.PROXY) {
       throw new ParameterException(spec.commandLine(), "--upstream needs --net proxy");
     }
+    boolean proxied = net == NetMode.ALLOW_LIST || net == NetMode.PROXY;
+    if (!proxied && (!unixSockets.isEmpty() || mitm)) {
+      throw new ParameterException(
+          spec.commandLine(),
+          (mitm ? "--mitm" : "--unix-socket") + " needs --net allow-list or --net proxy");
+    }
+    for (String socket : unixSockets) {
+      if (socket.isEmpty() || !socket.startsWith("/")) {
+        throw new ParameterException(
+            spec.commandLine(),
+            "--unix-socket " + JsonString.quote(socket) + " is not an absolute path");
+      }
+    }
     List<NetRule> all = new ArrayList<>(denyHosts);
     all.addAll(allowHosts);
     return switch (net) {
       case DEFAULT -> NetPolicy.defaults();
       case DENY_ALL -> NetPolicy.denyAll();
-      case ALLOW_LIST, PROXY -> NetPolicy.builder().mode(net).rules(all).proxy(upstream).build();
+      case ALLOW_LIST, PROXY ->
+          NetPolicy.builder()
+              .mode(net)
+              .rules(all)
+              .proxy(upstream)
+              .unixSockets(unixSockets)
+              .mitm(mitm ? MitmPolicy.all() : null)
+              .build();
     };
   }
 

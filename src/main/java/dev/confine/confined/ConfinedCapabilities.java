@@ -135,15 +135,18 @@ final class ConfinedCapabilities {
                 + " name; any other TCP connection transparently, decided by the name the proxy's"
                 + " DNS answered for its address, else the TLS SNI or HTTP Host it sends, else by"
                 + " address only (IP rules); DNS over TCP answered by the proxy (RES_OPTIONS=use-vc"
-                + " for glibc; resolvers that insist on UDP resolve nothing); the unix-socket"
-                + " allow-list is refused, and unix sockets on the filesystem (host daemons') stay"
-                + " reachable"
+                + " for glibc; resolvers that insist on UDP resolve nothing); unix sockets: stream"
+                + " and seqpacket only, connected by the supervisor to the socket file it opened"
+                + " when the children could have made it (beneath a writable path) or the policy"
+                + " lists it, else EACCES (the host's daemons out of reach); abstract and datagram"
+                + " unix sockets refused"
             : "private network namespace (only lo) whose one way out is the egress proxy's"
                 + " listener at 127.0.0.1 in it, served from the host: HTTP forwarding, CONNECT and"
                 + " SOCKS5 decided by the rules (docs/proxy.md), the proxy variables set; a program"
-                + " that ignores them reaches nothing (no transparent redirection as root); the"
-                + " unix-socket allow-list is refused, and unix sockets on the filesystem (host"
-                + " daemons') stay reachable";
+                + " that ignores them reaches nothing (no transparent redirection as root); unix"
+                + " sockets on the filesystem (host daemons') stay reachable, and a policy that"
+                + " lists unix sockets runs through the connect supervisor instead, which decides"
+                + " them";
     for (Dimension d : List.of(Dimension.NET_ALLOW_LIST, Dimension.NET_PROXY)) {
       rows.add(
           proxiedWhyNot != null

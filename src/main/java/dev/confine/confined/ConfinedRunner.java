@@ -44,6 +44,7 @@ import dev.confine.session.ProcessManager;
 import dev.confine.session.ProcessSession;
 import dev.confine.session.ProcessSpec;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.security.cert.X509Certificate;
@@ -198,9 +199,18 @@ public final class ConfinedRunner
    * are refused and the connect supervisor makes the ones to the proxy on their behalf.
    */
   static ProxiedWay proxiedNetwork(boolean rootless) {
+    return proxiedNetwork(rootless, null);
+  }
+
+  /**
+   * How {@code policy} (null: any) holds here: as {@link #proxiedNetwork(boolean)}, except that a
+   * policy listing unix sockets always needs the connect supervisor (it decides every unix connect;
+   * the namespace leaves the filesystem's sockets reachable).
+   */
+  static ProxiedWay proxiedNetwork(boolean rootless, NetPolicy policy) {
     Availability supervised =
         ConnectSupervisor.availability().prefixed("needs the connect supervisor: ");
-    if (rootless) {
+    if (rootless || (policy != null && !policy.unixSockets().isEmpty())) {
       return new ProxiedWay(Network.SUPERVISED, supervised);
     }
     Availability namespace =
@@ -428,14 +438,18 @@ public final class ConfinedRunner
           case DEFAULT -> Network.HOST;
           case DENY_ALL -> denyAllNetwork();
           case ALLOW_LIST, PROXY -> {
-            proxiedNetwork(rootless)
+            proxiedNetwork(rootless, opts.net())
                 .availability()
-                .prefixed("net policy " + mode + " ")
+                .prefixed(
+                    "net policy "
+                        + mode
+                        + (opts.net().unixSockets().isEmpty() ? " " : " with unix sockets "))
                 .ensureAvailable();
-            if (!opts.net().unixSockets().isEmpty()) {
-              throw unavailable(
-                  "net policy unix sockets: an allow-list of unix sockets is not enforced yet (the"
-                      + " children could connect to any)");
+            for (String socket : opts.net().unixSockets()) {
+              if (!Files.exists(Path.of(socket))) {
+                throw SandboxException.of(
+                    Kind.NOT_FOUND, "allowed unix socket \"" + socket + "\" does not exist");
+              }
             }
             yield null;
           }
@@ -489,7 +503,11 @@ public final class ConfinedRunner
       if (net == null) {
         net =
             ProxiedNetwork.start(
-                proxiedNetwork(rootless).network(), policy, proxySettings, this::makeConfinement);
+                proxiedNetwork(rootless, policy).network(),
+                policy,
+                proxySettings,
+                childWritable(),
+                this::makeConfinement);
         proxied.put(policy, net);
       }
       net.users++;
@@ -555,12 +573,17 @@ public final class ConfinedRunner
 
   private Confinement makeConfinement(
       Network network, NetworkNamespace namespace, ConnectGate gate) {
+    return new Confinement(childWritable(), network, readOnlyHost, user, null, namespace, gate);
+  }
+
+  /** Where the children may write: the root, the writable paths, their TMPDIRs, the devices. */
+  private List<String> childWritable() {
     List<String> writable = new ArrayList<>();
     writable.add(root.toString());
     writable.addAll(writablePaths);
     writable.add(scratch.parent().toString());
     writable.addAll(DEVICES);
-    return new Confinement(writable, network, readOnlyHost, user, null, namespace, gate);
+    return writable;
   }
 
   private static SandboxException unavailable(String why) {

@@ -13,7 +13,9 @@ import dev.confine.net.EgressProxy;
 import dev.confine.net.HostResolver;
 import dev.confine.net.PeerAdmissions;
 import dev.confine.net.ProxyAuditListener;
+import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.nio.file.Path;
 import java.security.cert.X509Certificate;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -87,14 +89,20 @@ final class ProxiedNetwork implements AutoCloseable {
    * Network#SUPERVISED}), and starts the proxy.
    *
    * @param settings how the proxy is made
+   * @param writable where the children may write (supervised: the unix sockets beneath are theirs
+   *     to connect to)
    * @param confinements makes the confinement
    * @throws SandboxException VALIDATION for a policy the proxy cannot take, NOT_AVAILABLE when the
    *     namespace, the supervisor or the proxy cannot be made
    */
   static ProxiedNetwork start(
-      Network network, NetPolicy policy, Settings settings, Confinements confinements) {
+      Network network,
+      NetPolicy policy,
+      Settings settings,
+      List<String> writable,
+      Confinements confinements) {
     if (network == Network.SUPERVISED) {
-      return supervised(policy, settings, confinements);
+      return supervised(policy, settings, writable, confinements);
     }
     NetworkNamespace ns;
     try {
@@ -122,7 +130,7 @@ final class ProxiedNetwork implements AutoCloseable {
   }
 
   private static ProxiedNetwork supervised(
-      NetPolicy policy, Settings settings, Confinements confinements) {
+      NetPolicy policy, Settings settings, List<String> writable, Confinements confinements) {
     try {
       ConnectSupervisor.start();
     } catch (ConfinementException e) {
@@ -140,7 +148,9 @@ final class ProxiedNetwork implements AutoCloseable {
             .outboundRoots(settings.outboundRoots())
             .resolver(settings.resolver())
             .start();
-    ProxyGate gate = new ProxyGate(proxy.address().orElseThrow(), admissions);
+    ProxyGate gate =
+        new ProxyGate(
+            proxy.address().orElseThrow(), admissions, policy.unixSockets(), List.copyOf(writable));
     return new ProxiedNetwork(null, proxy, confinements.make(Network.SUPERVISED, null, gate));
   }
 
@@ -149,10 +159,40 @@ final class ProxiedNetwork implements AutoCloseable {
    * client when the child asked for the proxy's address, else as a transparent connection to the
    * address it asked for (which the proxy decides by the name it carries, or by that address).
    */
-  record ProxyGate(InetSocketAddress proxy, PeerAdmissions admissions) implements ConnectGate {
+  record ProxyGate(
+      InetSocketAddress proxy,
+      PeerAdmissions admissions,
+      List<String> unixSockets,
+      List<String> writable)
+      implements ConnectGate {
     @Override
     public InetSocketAddress route(InetSocketAddress destination) {
       return proxy;
+    }
+
+    /**
+     * A unix socket the children could have made themselves (beneath a path they may write), or one
+     * the policy lists (compared by the real path of each, now: a daemon's socket may have been
+     * made anew); no other: the host's daemons (Docker's, D-Bus's, the resolver's) are out of
+     * reach.
+     */
+    @Override
+    public boolean mayConnectUnix(String realPath) {
+      for (String w : writable) {
+        if (realPath.equals(w) || realPath.startsWith(w.endsWith("/") ? w : w + "/")) {
+          return true;
+        }
+      }
+      for (String listed : unixSockets) {
+        try {
+          if (Path.of(listed).toRealPath().toString().equals(realPath)) {
+            return true;
+          }
+        } catch (IOException | RuntimeException e) {
+          // gone: not this one
+        }
+      }
+      return false;
     }
 
     @Override

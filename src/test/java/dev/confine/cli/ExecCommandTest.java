@@ -788,6 +788,68 @@ class ExecCommandTest {
     }
   }
 
+  /**
+   * Rootless (and so as nobody too): --net allow-list through the connect supervisor, a program
+   * that ignores the proxy variables decided transparently, a listed unix socket reachable.
+   */
+  @Test
+  @Tag("confinement")
+  void rootlessNetAllowListGoesThroughTheSupervisor(@TempDir Path tmp) throws Exception {
+    HostRequirements.require(dev.confine.linux.confinement.ConnectSupervisor.availability());
+    HostRequirements.requireProgram("curl");
+    com.sun.net.httpserver.HttpServer origin =
+        com.sun.net.httpserver.HttpServer.create(
+            new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 0), 10);
+    origin.createContext(
+        "/",
+        ex -> {
+          ex.sendResponseHeaders(200, 2);
+          ex.getResponseBody().write("ok".getBytes(UTF_8));
+          ex.close();
+        });
+    origin.start();
+    Path sockets = Files.createTempDirectory("confine-cli-unix-");
+    var unix = java.nio.channels.ServerSocketChannel.open(java.net.StandardProtocolFamily.UNIX);
+    try {
+      Path socket = sockets.resolve("s.sock");
+      unix.bind(java.net.UnixDomainSocketAddress.of(socket));
+      int port = origin.getAddress().getPort();
+      Run r =
+          run(
+              Main.BACKEND,
+              new byte[0],
+              "exec",
+              "--root",
+              tmp.toString(),
+              "--confined",
+              "--rootless",
+              "--net",
+              "allow-list",
+              "--allow-host",
+              "127.0.0.1:" + port,
+              "--unix-socket",
+              socket.toString(),
+              "--",
+              "sh",
+              "-c",
+              "curl -sS --max-time 10 http://127.0.0.1:"
+                  + port
+                  + "/; echo; curl -sS --noproxy '*' --max-time 10 http://127.0.0.1:"
+                  + port
+                  + "/; echo; curl -sS --max-time 1 --unix-socket "
+                  + socket
+                  + " http://x/ 2>&1 | grep -c 'Permission denied'; true");
+      assertThat(r.status()).as(r.err()).isZero();
+      // The listed socket is connected to (nobody answers there: curl times out, not EACCES).
+      assertThat(r.outText()).isEqualTo("ok\nok\n0\n");
+    } finally {
+      unix.close();
+      Files.deleteIfExists(sockets.resolve("s.sock"));
+      Files.deleteIfExists(sockets);
+      origin.stop(0);
+    }
+  }
+
   @Test
   @Tag("root")
   void asRootNetDenyIsAPrivateNetworkNamespaceAndTheHostCanBeReadOnly(@TempDir Path tmp)
@@ -1017,6 +1079,15 @@ class ExecCommandTest {
         Arguments.of(
             List.of("exec", "--net", "allow-list", "--upstream", "http://p:1", "--", "true"),
             "--upstream needs --net proxy"),
+        Arguments.of(
+            List.of("exec", "--unix-socket", "/run/x.sock", "--", "true"),
+            "--unix-socket needs --net allow-list or --net proxy"),
+        Arguments.of(
+            List.of("exec", "--net", "deny", "--mitm", "--", "true"),
+            "--mitm needs --net allow-list or --net proxy"),
+        Arguments.of(
+            List.of("exec", "--net", "allow-list", "--unix-socket", "x.sock", "--", "true"),
+            "--unix-socket \"x.sock\" is not an absolute path"),
         Arguments.of(
             List.of("exec", "--net", "allow-list", "--allow-host", "a.example:99999", "--", "true"),
             "invalid value for option '--allow-host' (HOST[:PORT]): invalid port in \"a.example:99999\""),

@@ -18,6 +18,7 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -298,6 +299,88 @@ class ConfinedProxiedSupervisedTest extends ProxiedNetworkContract {
     }
   }
 
+  /**
+   * Unix sockets: the children reach the ones they could have made (beneath a writable path) and
+   * the listed ones, also by a relative path; not the host's others, not through a symbolic link in
+   * their root to one, not abstract ones; datagram sockets, which send without a connect, are
+   * refused.
+   */
+  @Test
+  void unixSocketsAreTheChildrensOwnAndTheListedOnesOnly() throws Exception {
+    HostRequirements.requireProgram("python3");
+    Path outside = Files.createTempDirectory("confine-unix-");
+    List<java.nio.channels.ServerSocketChannel> servers = new java.util.ArrayList<>();
+    try {
+      for (String name : List.of("listed", "unlisted")) {
+        var server =
+            java.nio.channels.ServerSocketChannel.open(java.net.StandardProtocolFamily.UNIX);
+        server.bind(java.net.UnixDomainSocketAddress.of(outside.resolve(name + ".sock")));
+        servers.add(server);
+        Thread.ofPlatform()
+            .daemon()
+            .start(
+                () -> {
+                  while (server.isOpen()) {
+                    try (var c = server.accept()) {
+                      c.write(java.nio.ByteBuffer.wrap(name.getBytes(StandardCharsets.UTF_8)));
+                    } catch (IOException e) {
+                      return;
+                    }
+                  }
+                });
+      }
+      Path listed = outside.resolve("listed.sock");
+      Files.createSymbolicLink(root.resolve("link.sock"), outside.resolve("unlisted.sock"));
+      String relative = root.relativize(listed).toString();
+      Path script =
+          Files.writeString(
+              root.resolve("unix.py"),
+              String.join(
+                  "\n",
+                  "import socket, sys",
+                  "for path in sys.argv[1:]:",
+                  "    try:",
+                  "        s = socket.socket(socket.AF_UNIX)",
+                  "        s.connect(path.replace('@', '\\0'))",
+                  "        print(s.recv(20).decode())",
+                  "    except OSError as e:",
+                  "        print(e.errno)",
+                  "try:",
+                  "    socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)",
+                  "    print('dgram')",
+                  "except OSError as e:",
+                  "    print('dgram', e.errno)",
+                  ""));
+      NetPolicy policy =
+          NetPolicy.builder()
+              .mode(dev.confine.NetMode.ALLOW_LIST)
+              .rules(List.of(NetRule.allow("127.0.0.1", port)))
+              .unixSockets(List.of(listed.toString()))
+              .build();
+      ExecResult r =
+          runner.exec(
+              ConfinedModes.PYTHON,
+              List.of(
+                  script.toString(),
+                  listed.toString(),
+                  relative,
+                  outside.resolve("unlisted.sock").toString(),
+                  root.resolve("link.sock").toString(),
+                  "@abstract-" + port),
+              options(policy));
+      assertThat(r.stdoutText())
+          .as(r.stderrText())
+          .isEqualTo("listed\nlisted\n13\n13\n13\ndgram 13\n");
+    } finally {
+      for (var server : servers) {
+        server.close();
+      }
+      try (var paths = Files.walk(outside)) {
+        paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+      }
+    }
+  }
+
   /** Node's fetch, which ignores the proxy variables, is decided the same way. */
   @Test
   void nodesFetchIsDecidedTransparently() {
@@ -490,6 +573,8 @@ class ConfinedProxiedSupervisedTest extends ProxiedNetworkContract {
             t("listen", lambda: socket.socket().listen())
             t("listen6", lambda: socket.socket(socket.AF_INET6).listen())
             t("fastopen", lambda: socket.socket().sendto(b"x", 0x20000000, ("127.0.0.1", 9)))
+            t("unixdgram", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM))
+            t("unixpair", lambda: socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM))
             path = os.path.join(os.getcwd(), "u.sock")
             server = socket.socket(socket.AF_UNIX)
             server.bind(path)
@@ -516,6 +601,8 @@ class ConfinedProxiedSupervisedTest extends ProxiedNetworkContract {
                 "listen 13",
                 "listen6 13",
                 "fastopen 95",
+                "unixdgram 13",
+                "unixpair 13",
                 "unix ok",
                 ""));
   }

@@ -443,17 +443,20 @@ abstract class ProxiedNetworkContract {
         .satisfies(c -> assertThat(c.enforced()).isTrue());
   }
 
+  /** A listed unix socket that does not exist is NOT_FOUND (seed §10.3 step 7). */
   @Test
-  void unixSocketAllowListsAreRefusedNotIgnored() {
+  void aListedUnixSocketThatDoesNotExistIsNotFound() {
     NetPolicy withSockets =
         NetPolicy.builder()
             .mode(dev.confine.NetMode.ALLOW_LIST)
             .rules(List.of(NetRule.allow("127.0.0.1", port)))
-            .unixSockets(List.of("/run/some.sock"))
+            .unixSockets(List.of(root.resolve("missing.sock").toString()))
             .build();
     assertThatThrownBy(() -> runner.exec("true", List.of(), options(withSockets)))
-        .isInstanceOf(SandboxException.class)
-        .hasMessageContaining("unix sockets");
+        .isInstanceOfSatisfying(
+            SandboxException.class,
+            e -> assertThat(e.kind()).isEqualTo(SandboxException.Kind.NOT_FOUND))
+        .hasMessageContaining("missing.sock\" does not exist");
   }
 
   /**

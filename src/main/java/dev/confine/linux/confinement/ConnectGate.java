@@ -15,6 +15,12 @@ public interface ConnectGate {
   InetSocketAddress route(InetSocketAddress destination);
 
   /**
+   * Whether a child may connect to the unix socket at {@code realPath} (the socket file it named,
+   * every symbolic link resolved: the supervisor opened it and connects to what it opened).
+   */
+  boolean mayConnectUnix(String realPath);
+
+  /**
    * The connection just made (or under way) from 127.0.0.1:{@code port} to the {@link #route} of
    * {@code destination} is a child's: whoever accepts it may have done so a moment before.
    */

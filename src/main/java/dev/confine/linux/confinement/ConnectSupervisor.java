@@ -37,10 +37,15 @@ import org.slf4j.LoggerFactory;
  *       its own, so rewriting the address from another thread after the check changes nothing: the
  *       kernel's warning about TOCTOU in {@code seccomp_unotify(2)} applies to a continued call,
  *       and none is. Refused: EACCES.
- *   <li><b>AF_UNIX</b>: the call continues. That decides nothing by an address the child could
- *       change, and a socket swapped in under the same descriptor number in between is no way out:
- *       the children's Landlock domain refuses every TCP connect of their own (its network rights,
- *       ABI 4), and the seccomp filter lets them open no other inet socket.
+ *   <li><b>AF_UNIX</b>: a path (relative ones against the calling thread's working directory) is
+ *       opened by the supervisor ({@code O_PATH}, symbolic links followed as the kernel's connect
+ *       would), and when the gate allows the socket file it resolves to, the supervisor connects
+ *       the child's socket to <em>what it opened</em> ({@code /proc/self/fd/N}): a link swapped
+ *       after the check reaches nothing else. Refused (EACCES): other sockets, abstract addresses
+ *       (whose scoping Landlock would check against the connecting task: the supervisor's would be
+ *       none). A socket swapped in under the same descriptor number meanwhile is no way out: the
+ *       call never continues, and the children's Landlock domain refuses every TCP connect of their
+ *       own (its network rights, ABI 4).
  *   <li>Any other socket (only one passed in from outside could be): EACCES.
  *   <li>{@code listen}: the supervisor makes it on the child's unix socket; on a TCP socket EACCES
  *       (listening binds an unbound socket to a port of every address, which Landlock does not
@@ -327,7 +332,10 @@ public final class ConnectSupervisor implements Runnable {
               : refusal(-LibC.EACCES());
         }
         if (domain == SeccompFilter.AF_UNIX) {
-          return CONTINUE;
+          if (addrLen > 0 && !readChild(tid, addr, addrLen, b)) {
+            return -EFAULT;
+          }
+          return connectUnix(sock, tid, addrLen, gate, b);
         }
         if ((domain != SeccompFilter.AF_INET && domain != SeccompFilter.AF_INET6)
             || Syscalls.getsockoptInt(sock, SOL_SOCKET, SO_TYPE, b.scratch)
@@ -387,6 +395,57 @@ public final class ConnectSupervisor implements Runnable {
     gate.admit(Short.toUnsignedInt(b.own.get(NETWORK_SHORT, 2)), destination);
     routed.incrementAndGet();
     return rc;
+  }
+
+  private static final int O_PATH = 0x200000;
+  private static final int O_CLOEXEC = 0x80000;
+
+  /** Connects the child's unix socket to the socket file its copied address names, if allowed. */
+  private int connectUnix(int sock, int tid, int addrLen, ConnectGate gate, Buffers b) {
+    if (addrLen <= 2
+        || Short.toUnsignedInt(b.address.get(NATIVE_SHORT, 0)) != SeccompFilter.AF_UNIX) {
+      return addrLen < 2 ? -LibC.EINVAL() : Syscalls.connect(sock, b.address, addrLen);
+    }
+    int n = addrLen - 2;
+    if (b.address.get(ValueLayout.JAVA_BYTE, 2) == 0) {
+      return refusal(-LibC.EACCES()); // abstract
+    }
+    int end = 0;
+    while (end < n && b.address.get(ValueLayout.JAVA_BYTE, 2 + end) != 0) {
+      end++;
+    }
+    String path =
+        new String(
+            b.address.asSlice(2, end).toArray(ValueLayout.JAVA_BYTE),
+            java.nio.charset.StandardCharsets.UTF_8);
+    String opened = path.startsWith("/") ? path : "/proc/" + tid + "/cwd/" + path;
+    int fd = Syscalls.open(opened, O_PATH | O_CLOEXEC);
+    if (fd < 0) {
+      return fd; // ENOENT, EACCES, ELOOP ... as the child's connect would have said
+    }
+    try {
+      String self = "/proc/self/fd/" + fd;
+      String real;
+      try {
+        real = Files.readSymbolicLink(Path.of(self)).toString();
+      } catch (IOException e) {
+        return -LibC.EACCES();
+      }
+      if (!gate.mayConnectUnix(real)) {
+        return refusal(-LibC.EACCES());
+      }
+      b.target.fill((byte) 0);
+      b.target.set(NATIVE_SHORT, 0, (short) SeccompFilter.AF_UNIX);
+      byte[] name = self.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+      MemorySegment.copy(name, 0, b.target, ValueLayout.JAVA_BYTE, 2, name.length);
+      int rc = Syscalls.connect(sock, b.target, 2 + name.length + 1);
+      if (rc == 0 || rc == -EINPROGRESS) {
+        routed.incrementAndGet();
+      }
+      return rc;
+    } finally {
+      Syscalls.close(fd);
+    }
   }
 
   private int refusal(int errno) {

@@ -33,9 +33,11 @@ import java.util.List;
  *       ({@link Network#HOST}) sockets and io_uring are not filtered. With {@link
  *       Network#SUPERVISED} (rootless ALLOW_LIST and PROXY) AF_INET and AF_INET6 are kept for TCP
  *       alone ({@code SOCK_STREAM} with protocol 0 or {@code IPPROTO_TCP}: no UDP, SCTP, MPTCP or
- *       raw sockets), every {@code connect} and {@code listen} waits for the {@link
- *       ConnectSupervisor} (a user notification), and {@code sendto}, {@code sendmsg} and {@code
- *       sendmmsg} with {@code MSG_FASTOPEN} (a connect inside a send) fail with EOPNOTSUPP.
+ *       raw sockets) and AF_UNIX for stream and seqpacket sockets alone (in {@code socket} and
+ *       {@code socketpair}: a datagram sent with an address reaches a socket no connect was decided
+ *       for), every {@code connect} and {@code listen} waits for the {@link ConnectSupervisor} (a
+ *       user notification), and {@code sendto}, {@code sendmsg} and {@code sendmmsg} with {@code
+ *       MSG_FASTOPEN} (a connect inside a send) fail with EOPNOTSUPP.
  *   <li><b>The ABI.</b> x32 system calls (whose numbers the rules above would not match) fail with
  *       EACCES; a foreign architecture (i386 through {@code int 0x80}) kills the process.
  * </ul>
@@ -50,6 +52,7 @@ public final class SeccompFilter {
   static final int SYS_SENDTO = 44;
   static final int SYS_SENDMSG = 46;
   static final int SYS_LISTEN = 50;
+  static final int SYS_SOCKETPAIR = 53;
   static final int SYS_SENDMMSG = 307;
   static final int SYS_SETPRIORITY = 141;
   static final int SYS_SCHED_SETPARAM = 142;
@@ -80,6 +83,7 @@ public final class SeccompFilter {
   static final int AF_NETLINK = 16;
   static final int NETLINK_ROUTE = 0;
   static final int SOCK_STREAM = 1;
+  static final int SOCK_SEQPACKET = 5;
   static final int SOCK_NONBLOCK = 0x800;
   static final int SOCK_CLOEXEC = 0x80000;
   static final int IPPROTO_TCP = 6;
@@ -207,6 +211,7 @@ public final class SeccompFilter {
     if (network == Network.SUPERVISED) {
       p.jumpIfEqual(SYS_CONNECT, "notify")
           .jumpIfEqual(SYS_LISTEN, "notify")
+          .jumpIfEqual(SYS_SOCKETPAIR, "socketpair")
           .jumpIfEqual(SYS_SENDTO, "flags in arg3")
           .jumpIfEqual(SYS_SENDMMSG, "flags in arg3")
           .jumpIfEqual(SYS_SENDMSG, "flags in arg2");
@@ -223,8 +228,21 @@ public final class SeccompFilter {
         .load(OFFSET_ARG1)
         .jumpIfEqual(TIOCSTI, "eperm")
         .jumpIfEqual(TIOCLINUX, "eperm", "allow");
-    if (network != Network.HOST) {
+    if (network == Network.SUPERVISED) {
+      // Unix sockets that need a connect to send (stream, seqpacket): a datagram sent with an
+      // address (sendto, sendmsg) reaches a socket no connect was decided for.
+      p.label("socket").load(OFFSET_ARG0).jumpIfEqual(AF_UNIX, "unix type", "not unix");
+      p.label("socketpair").load(OFFSET_ARG0).jumpIfEqual(AF_UNIX, "unix type", "allow");
+      p.label("unix type").load(OFFSET_ARG1);
+      for (int flags : new int[] {0, SOCK_NONBLOCK, SOCK_CLOEXEC, SOCK_NONBLOCK | SOCK_CLOEXEC}) {
+        p.jumpIfEqual(SOCK_STREAM | flags, "allow").jumpIfEqual(SOCK_SEQPACKET | flags, "allow");
+      }
+      p.ret(LibC.SECCOMP_RET_ERRNO() | LibC.EACCES());
+      p.label("not unix").load(OFFSET_ARG0);
+    } else if (network != Network.HOST) {
       p.label("socket").load(OFFSET_ARG0).jumpIfEqual(AF_UNIX, "allow");
+    }
+    if (network != Network.HOST) {
       if (network == Network.NAMESPACE) {
         p.jumpIfEqual(AF_INET, "allow")
             .jumpIfEqual(AF_INET6, "allow")

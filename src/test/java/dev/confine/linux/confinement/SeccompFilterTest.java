@@ -176,7 +176,24 @@ class SeccompFilterTest {
           .as("other bits")
           .isEqualTo(EACCES);
     }
-    assertThat(run(p, ARCH, socket, SeccompFilter.AF_UNIX, 2, 0)).isEqualTo(ALLOW);
+    int pair = SeccompFilter.SYS_SOCKETPAIR;
+    for (int flags : new int[] {0, 0x800, 0x80000, 0x80800}) {
+      for (int nr : new int[] {socket, pair}) {
+        assertThat(run(p, ARCH, nr, SeccompFilter.AF_UNIX, stream | flags, 0)).isEqualTo(ALLOW);
+        assertThat(run(p, ARCH, nr, SeccompFilter.AF_UNIX, 5 | flags, 0)).isEqualTo(ALLOW);
+        assertThat(run(p, ARCH, nr, SeccompFilter.AF_UNIX, 2 | flags, 0))
+            .as("datagram")
+            .isEqualTo(EACCES);
+      }
+    }
+    assertThat(run(p, ARCH, pair, SeccompFilter.AF_INET, stream, 0))
+        .as("the kernel's to refuse")
+        .isEqualTo(ALLOW);
+    // Elsewhere unix datagrams stay.
+    for (Network n : List.of(Network.HOST, Network.SECCOMP, Network.NAMESPACE)) {
+      assertThat(run(SeccompFilter.program(n), ARCH, socket, SeccompFilter.AF_UNIX, 2, 0))
+          .isEqualTo(ALLOW);
+    }
     for (int family : new int[] {SeccompFilter.AF_NETLINK, 17 /* AF_PACKET */, 40 /* VSOCK */}) {
       assertThat(run(p, ARCH, socket, family, stream, 0)).isEqualTo(EACCES);
     }
