@@ -15,6 +15,7 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.ExecutorService;
@@ -33,7 +34,7 @@ import java.util.concurrent.Executors;
  * <p>With {@code --rootless} the confined side is rootless: its connects go through the connect
  * supervisor instead of a namespace.
  *
- * <p>Usage: {@code ConfinedNetProfile [--iterations N] [--rootless] [--out
+ * <p>Usage: {@code ConfinedNetProfile [--iterations N] [--rootless] [--warmup-connections N] [--out
  * confined-net-profile.json]}.
  */
 public final class ConfinedNetProfile {
@@ -47,12 +48,14 @@ public final class ConfinedNetProfile {
   public static void main(String[] args) throws Exception {
     int iterations = 100;
     boolean rootless = false;
+    int warmup = 3000;
     Path out = Path.of("target/bench/confined-net-profile.json");
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--iterations" -> iterations = Integer.parseInt(args[++i]);
         case "--out" -> out = Path.of(args[++i]);
         case "--rootless" -> rootless = true;
+        case "--warmup-connections" -> warmup = Integer.parseInt(args[++i]);
         default -> throw new IllegalArgumentException("unknown argument " + args[i]);
       }
     }
@@ -75,6 +78,24 @@ public final class ConfinedNetProfile {
       ExecOptions[] options = {null, allow, null, allow};
       List<List<String>> argv =
           List.of(curl(small, false), curl(small, false), curl(large, false), curl(large, true));
+      // A long-lived JVM's proxy is compiled; a fresh one interprets its first thousands of
+      // connections (~3 ms added to a new connection then, ~0.5 ms warm). Both sides make
+      // `warmup` new connections first, plain and through a CONNECT tunnel, in one curl each.
+      if (warmup > 0) {
+        for (int k = 0; k < 2; k++) {
+          for (boolean tunnel : new boolean[] {false, true}) {
+            List<String> many = new ArrayList<>(List.of("-sS", "-o", "/dev/null"));
+            many.addAll(List.of("-H", "Connection: close"));
+            if (tunnel) {
+              many.add("--proxytunnel");
+            }
+            for (int n = 0; n < warmup; n++) {
+              many.add(small);
+            }
+            Checks.exitedZero(runners[k].exec("curl", many, options[k]).exitCode());
+          }
+        }
+      }
       long[][] nanos = new long[runners.length][iterations];
       // The small files first, then the large ones, each pair interleaved: mixed in one loop, the
       // direct small exec took ~20 ms after the large transfers against ~7 ms alone.
@@ -100,6 +121,7 @@ public final class ConfinedNetProfile {
       }
       StringBuilder json = new StringBuilder("{\"iterations\":").append(iterations);
       json.append(",\"way\":\"").append(rootless ? "supervised" : "namespace").append('"');
+      json.append(",\"warmupConnections\":").append(warmup);
       json.append(",\"execs\":{");
       double[] means = InterleavedTimes.summarize(json, NAMES, nanos, 14);
       double smallRatio = means[1] / means[0];
