@@ -102,8 +102,10 @@ import java.util.function.Supplier;
  * <p>Landlock and seccomp need no_new_privs: <b>setuid and file-capability programs (sudo, su, ping
  * on some systems) lose their privileges inside</b>. ALLOW_LIST and PROXY, as root: a private
  * network namespace per policy whose only way out is the egress proxy's listener in it, the proxy
- * variables set for the children ({@link #close} stops the proxies); without root NOT_AVAILABLE. A
- * host without Landlock or seccomp filters runs nothing (NOT_AVAILABLE, with the reason). {@link
+ * variables set for the children ({@link #close} stops the proxies); without root (or for a policy
+ * that lists unix sockets) the connect supervisor makes every connect of the children's instead
+ * ({@link ProxiedNetwork}; Linux 6.7 or newer, else NOT_AVAILABLE with the reason). A host without
+ * Landlock or seccomp filters runs nothing (NOT_AVAILABLE, with the reason). {@link
  * #capabilities()} says which mechanism holds on this host and why the others do not.
  *
  * <p>It manages sessions ({@link ProcessManager}) under the same confinement as its execs; a

@@ -32,12 +32,12 @@ import java.util.Set;
  *       listening socket, at {@code 127.0.0.1:PORT} in it, the proxy serves from the host's
  *       namespace. The children reach the proxy there and nothing else. No token: nothing outside
  *       the namespace can reach the listener, and everything inside is the policy's.
- *   <li>{@link Network#SUPERVISED} (rootless): the host's network, where the children's own TCP
- *       connects are refused and the {@link ConnectSupervisor} connects their sockets on their
- *       behalf, always to the proxy's loopback listener: as its clients when they asked for it,
- *       else as transparent connections it decides by name or address ({@link ProxyGate}). The
- *       proxy serves only the connections the supervisor admitted: no token, and no other process
- *       of the host can use it.
+ *   <li>{@link Network#SUPERVISED} (rootless, or a policy that lists unix sockets): the host's
+ *       network, where the children's own TCP connects are refused and the {@link
+ *       ConnectSupervisor} connects their sockets on their behalf, always to the proxy's loopback
+ *       listener: as its clients when they asked for it, else as transparent connections it decides
+ *       by name or address ({@link ProxyGate}). The proxy serves only the connections the
+ *       supervisor admitted: no token, and no other process of the host can use it.
  * </ul>
  *
  * How many execs and sessions use it is the runner's to count ({@link #users}, under its lock).

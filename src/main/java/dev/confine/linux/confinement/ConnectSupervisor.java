@@ -90,7 +90,6 @@ public final class ConnectSupervisor implements Runnable {
   static final int EAFNOSUPPORT = 97;
   static final int EISCONN = 106;
   static final int EINPROGRESS = 115;
-  static final int EALREADY = 114;
   static final int ENETUNREACH = 101;
   static final int MAX_ADDRESS = 128; // sizeof(struct sockaddr_storage)
 
