@@ -740,13 +740,8 @@ class ExecCommandTest {
     assertThat(r.outText()).isEqualTo("65534\n");
   }
 
-  @Test
-  @Tag("root")
-  void asRootNetAllowListReachesOnlyTheAllowedHostsThroughTheProxy(@TempDir Path tmp)
-      throws IOException {
-    HostRequirements.requireRoot();
-    HostRequirements.require(ThreadNamespaces.networkAvailability());
-    HostRequirements.requireProgram("curl");
+  /** A loopback HTTP origin answering "ok" to everything, started. */
+  private static com.sun.net.httpserver.HttpServer okOrigin() throws IOException {
     com.sun.net.httpserver.HttpServer origin =
         com.sun.net.httpserver.HttpServer.create(
             new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 0), 10);
@@ -758,6 +753,17 @@ class ExecCommandTest {
           ex.close();
         });
     origin.start();
+    return origin;
+  }
+
+  @Test
+  @Tag("root")
+  void asRootNetAllowListReachesOnlyTheAllowedHostsThroughTheProxy(@TempDir Path tmp)
+      throws IOException {
+    HostRequirements.requireRoot();
+    HostRequirements.require(ThreadNamespaces.networkAvailability());
+    HostRequirements.requireProgram("curl");
+    com.sun.net.httpserver.HttpServer origin = okOrigin();
     try {
       int port = origin.getAddress().getPort();
       Run r =
@@ -797,17 +803,7 @@ class ExecCommandTest {
   void rootlessNetAllowListGoesThroughTheSupervisor(@TempDir Path tmp) throws Exception {
     HostRequirements.require(dev.confine.linux.confinement.ConnectSupervisor.availability());
     HostRequirements.requireProgram("curl");
-    com.sun.net.httpserver.HttpServer origin =
-        com.sun.net.httpserver.HttpServer.create(
-            new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 0), 10);
-    origin.createContext(
-        "/",
-        ex -> {
-          ex.sendResponseHeaders(200, 2);
-          ex.getResponseBody().write("ok".getBytes(UTF_8));
-          ex.close();
-        });
-    origin.start();
+    com.sun.net.httpserver.HttpServer origin = okOrigin();
     Path sockets = Files.createTempDirectory("confine-cli-unix-");
     var unix = java.nio.channels.ServerSocketChannel.open(java.net.StandardProtocolFamily.UNIX);
     try {
