@@ -127,7 +127,11 @@ final class ConfinedCapabilities {
         none != null ? none : way.availability().unavailabilityCause().orElse(null);
     String detail =
         way.network() == Network.SUPERVISED
-            ? "the children's own TCP connects and binds refused (Landlock ABI 4), no UDP, raw or"
+            ? (way.inNamespace()
+                    ? "private network namespace (only lo) whose one way out is the egress proxy's"
+                        + " listener at 127.0.0.1 in it, and "
+                    : "")
+                + "the children's own TCP connects and binds refused (Landlock ABI 4), no UDP, raw or"
                 + " other inet sockets (seccomp), every connect stopped for the connect supervisor"
                 + " (seccomp user notification), which connects the child's socket itself, always"
                 + " to the egress proxy's loopback listener (which serves only what it admitted):"
@@ -145,8 +149,8 @@ final class ConfinedCapabilities {
                 + " SOCKS5 decided by the rules (docs/proxy.md), the proxy variables set; a program"
                 + " that ignores them reaches nothing (no transparent redirection as root); unix"
                 + " sockets on the filesystem (host daemons') stay reachable, and a policy that"
-                + " lists unix sockets runs through the connect supervisor instead, which decides"
-                + " them";
+                + " lists unix sockets is refused (it needs the connect supervisor, which cannot"
+                + " run here)";
     for (Dimension d : List.of(Dimension.NET_ALLOW_LIST, Dimension.NET_PROXY)) {
       rows.add(
           proxiedWhyNot != null

@@ -191,29 +191,32 @@ public final class ConfinedRunner
         .build();
   }
 
-  /** How ALLOW_LIST and PROXY children get their network here, and whether they can. */
-  record ProxiedWay(Network network, Availability availability) {}
+  /**
+   * How ALLOW_LIST and PROXY children get their network here, and whether they can: supervised or
+   * not, in a private network namespace or not.
+   */
+  record ProxiedWay(Network network, boolean inNamespace, Availability availability) {}
 
   /**
-   * How ALLOW_LIST and PROXY hold here. As root (unless rootless is forced) the children get a
-   * private network namespace whose only way out is the egress proxy's listener in it, served by
-   * Netty's epoll transport (the only one that adopts a socket). Otherwise their own TCP connects
-   * are refused and the connect supervisor makes the ones to the proxy on their behalf.
+   * How ALLOW_LIST and PROXY hold here, for a policy that lists no unix sockets. As root (unless
+   * rootless is forced) the children get a private network namespace whose only way out is the
+   * egress proxy's listener in it (served by Netty's epoll transport, the only one that adopts a
+   * socket), and where the kernel allows, the connect supervisor makes every connect of theirs in
+   * it too (transparent mode, DNS, unix sockets). Rootless, the supervisor alone.
    */
   static ProxiedWay proxiedNetwork(boolean rootless) {
     return proxiedNetwork(rootless, null);
   }
 
   /**
-   * How {@code policy} (null: any) holds here: as {@link #proxiedNetwork(boolean)}, except that a
-   * policy listing unix sockets always needs the connect supervisor (it decides every unix connect;
-   * the namespace leaves the filesystem's sockets reachable).
+   * How {@code policy} (null: one that lists no unix sockets) holds here: a policy that lists unix
+   * sockets needs the connect supervisor (it decides every unix connect).
    */
   static ProxiedWay proxiedNetwork(boolean rootless, NetPolicy policy) {
     Availability supervised =
         ConnectSupervisor.availability().prefixed("needs the connect supervisor: ");
-    if (rootless || (policy != null && !policy.unixSockets().isEmpty())) {
-      return new ProxiedWay(Network.SUPERVISED, supervised);
+    if (rootless) {
+      return new ProxiedWay(Network.SUPERVISED, false, supervised);
     }
     Availability namespace =
         ThreadNamespaces.networkAvailability()
@@ -223,10 +226,14 @@ public final class ConfinedRunner
                     EgressProxy.adoptedListenerUnavailability()
                         .map(why -> "the egress proxy " + why)
                         .orElse(null)));
-    if (namespace.isAvailable() || !supervised.isAvailable()) {
-      return new ProxiedWay(Network.NAMESPACE, namespace.and(supervised));
+    if (supervised.isAvailable()) {
+      return new ProxiedWay(Network.SUPERVISED, namespace.isAvailable(), Availability.AVAILABLE);
     }
-    return new ProxiedWay(Network.SUPERVISED, supervised);
+    boolean sockets = policy != null && !policy.unixSockets().isEmpty();
+    return new ProxiedWay(
+        Network.NAMESPACE,
+        true,
+        sockets ? supervised : namespace.isAvailable() ? namespace : namespace.and(supervised));
   }
 
   /** A builder for a runner rooted at {@code rootDir}. */
@@ -505,7 +512,7 @@ public final class ConfinedRunner
       if (net == null) {
         net =
             ProxiedNetwork.start(
-                proxiedNetwork(rootless, policy).network(),
+                proxiedNetwork(rootless, policy),
                 policy,
                 proxySettings,
                 childWritable(),

@@ -28,16 +28,17 @@ import java.util.Set;
  * by the policy. Two ways to it:
  *
  * <ul>
- *   <li>{@link Network#NAMESPACE} (root): a private network namespace with only loopback, whose one
- *       listening socket, at {@code 127.0.0.1:PORT} in it, the proxy serves from the host's
- *       namespace. The children reach the proxy there and nothing else. No token: nothing outside
- *       the namespace can reach the listener, and everything inside is the policy's.
- *   <li>{@link Network#SUPERVISED} (rootless, or a policy that lists unix sockets): the host's
- *       network, where the children's own TCP connects are refused and the {@link
- *       ConnectSupervisor} connects their sockets on their behalf, always to the proxy's loopback
- *       listener: as its clients when they asked for it, else as transparent connections it decides
- *       by name or address ({@link ProxyGate}). The proxy serves only the connections the
- *       supervisor admitted: no token, and no other process of the host can use it.
+ *   <li>A private network namespace (root) with only loopback, whose one listening socket, at
+ *       {@code 127.0.0.1:PORT} in it, the proxy serves from the host's namespace. The children
+ *       reach the proxy there and nothing else. No token: nothing outside the namespace can reach
+ *       the listener, and everything inside is the policy's. Where the kernel allows, supervised as
+ *       well (below), the supervisor's connects made inside the namespace.
+ *   <li>{@link Network#SUPERVISED} (rootless, or in the namespace): the children's own TCP connects
+ *       are refused and the {@link ConnectSupervisor} connects their sockets on their behalf,
+ *       always to the proxy's loopback listener: as its clients when they asked for it, else as
+ *       transparent connections it decides by name or address ({@link ProxyGate}). The proxy serves
+ *       only the connections the supervisor admitted: no token, and no other process of the host
+ *       can use it.
  * </ul>
  *
  * How many execs and sessions use it is the runner's to count ({@link #users}, under its lock).
@@ -57,11 +58,12 @@ final class ProxiedNetwork implements AutoCloseable {
   /** The execs and sessions using it; guarded by the runner. */
   int users;
 
-  private ProxiedNetwork(NetworkNamespace namespace, EgressProxy proxy, Confinement confinement) {
+  private ProxiedNetwork(
+      NetworkNamespace namespace, EgressProxy proxy, Confinement confinement, boolean supervised) {
     this.namespace = namespace;
     this.proxy = proxy;
     this.confinement = confinement;
-    this.environment = childEnvironment(proxy, namespace == null);
+    this.environment = childEnvironment(proxy, supervised);
   }
 
   /** The confinement whose threads join the namespace. */
@@ -96,12 +98,23 @@ final class ProxiedNetwork implements AutoCloseable {
    *     namespace, the supervisor or the proxy cannot be made
    */
   static ProxiedNetwork start(
-      Network network,
+      ConfinedRunner.ProxiedWay way,
       NetPolicy policy,
       Settings settings,
       List<String> writable,
       Confinements confinements) {
-    if (network == Network.SUPERVISED) {
+    boolean supervised = way.network() == Network.SUPERVISED;
+    if (supervised) {
+      try {
+        ConnectSupervisor.start();
+      } catch (ConfinementException e) {
+        throw SandboxException.of(
+            SandboxException.Kind.NOT_AVAILABLE,
+            "net policy " + policy.mode() + ": the connect supervisor: " + e.getMessage(),
+            e);
+      }
+    }
+    if (!way.inNamespace()) {
       return supervised(policy, settings, writable, confinements);
     }
     NetworkNamespace ns;
@@ -114,15 +127,24 @@ final class ProxiedNetwork implements AutoCloseable {
           e);
     }
     try {
-      EgressProxy proxy =
+      PeerAdmissions admissions = new PeerAdmissions();
+      EgressProxy.Builder b =
           EgressProxy.builder(policy)
               .listenOn(ns.takeListener())
               .requireToken(false)
               .audit(settings.audit())
               .outboundRoots(settings.outboundRoots())
-              .resolver(settings.resolver())
-              .start();
-      return new ProxiedNetwork(ns, proxy, confinements.make(Network.NAMESPACE, ns, null));
+              .resolver(settings.resolver());
+      EgressProxy proxy = (supervised ? b.admitOnly(admissions) : b).start();
+      ProxyGate gate =
+          supervised
+              ? new ProxyGate(
+                  proxy.address().orElseThrow(),
+                  admissions,
+                  policy.unixSockets(),
+                  List.copyOf(writable))
+              : null;
+      return new ProxiedNetwork(ns, proxy, confinements.make(way.network(), ns, gate), supervised);
     } catch (RuntimeException e) {
       ns.close();
       throw e;
@@ -131,14 +153,6 @@ final class ProxiedNetwork implements AutoCloseable {
 
   private static ProxiedNetwork supervised(
       NetPolicy policy, Settings settings, List<String> writable, Confinements confinements) {
-    try {
-      ConnectSupervisor.start();
-    } catch (ConfinementException e) {
-      throw SandboxException.of(
-          SandboxException.Kind.NOT_AVAILABLE,
-          "net policy " + policy.mode() + ": the connect supervisor: " + e.getMessage(),
-          e);
-    }
     PeerAdmissions admissions = new PeerAdmissions();
     EgressProxy proxy =
         EgressProxy.builder(policy)
@@ -151,7 +165,7 @@ final class ProxiedNetwork implements AutoCloseable {
     ProxyGate gate =
         new ProxyGate(
             proxy.address().orElseThrow(), admissions, policy.unixSockets(), List.copyOf(writable));
-    return new ProxiedNetwork(null, proxy, confinements.make(Network.SUPERVISED, null, gate));
+    return new ProxiedNetwork(null, proxy, confinements.make(Network.SUPERVISED, null, gate), true);
   }
 
   /**

@@ -228,9 +228,10 @@ public final class EgressProxy implements AutoCloseable {
     }
 
     /**
-     * Serves, on its loopback TCP listener, only the connections {@code admissions} admits (from
-     * the ports admitted, each once) and closes every other at once; no token then. For a caller
-     * that makes its clients' connections itself (the confined runner's connect supervisor).
+     * Serves, on its TCP listener (on loopback, or one handed in), only the connections {@code
+     * admissions} admits (from the 127.0.0.1 ports admitted, each once) and closes every other; no
+     * token then. For a caller that makes its clients' connections itself (the confined runner's
+     * connect supervisor).
      */
     public Builder admitOnly(PeerAdmissions admissions) {
       this.admissions = Objects.requireNonNull(admissions, "admissions");
@@ -346,9 +347,9 @@ public final class EgressProxy implements AutoCloseable {
      *     the CA bundle of its TLS interception
      */
     public EgressProxy start() {
-      if (admissions != null && !(listen instanceof ProxyServer.Listen.Loopback)) {
+      if (admissions != null && listen instanceof ProxyServer.Listen.UnixSocket) {
         throw SandboxException.of(
-            SandboxException.Kind.VALIDATION, "admitOnly needs a loopback TCP listener");
+            SandboxException.Kind.VALIDATION, "admitOnly needs a TCP listener");
       }
       boolean tokenNeeded =
           requireToken != null

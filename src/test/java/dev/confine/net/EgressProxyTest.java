@@ -190,7 +190,7 @@ class EgressProxyTest {
     assertThatThrownBy(
             () -> EgressProxy.builder(allowOrigin()).admitOnly(new PeerAdmissions()).start())
         .isInstanceOf(dev.confine.SandboxException.class)
-        .hasMessageContaining("loopback TCP");
+        .hasMessageContaining("needs a TCP listener");
   }
 
   @ParameterizedTest

@@ -86,7 +86,8 @@ public final class ConfinementThreads {
    * a private mount namespace (root), the user the children run as (null: this JVM's), the session
    * pty the children may use (null: none; see {@link #spawn}), with {@link Network#NAMESPACE} the
    * namespace to join (null: a new one for the thread), and with {@link Network#SUPERVISED} (only)
-   * the gate of the children's connects.
+   * the gate of the children's connects and, optionally, a namespace to join (as root: the
+   * supervisor then connects their sockets inside it).
    */
   public record Confinement(
       List<String> writable,
@@ -100,8 +101,9 @@ public final class ConfinementThreads {
     public Confinement {
       writable = List.copyOf(new TreeSet<>(writable));
       Objects.requireNonNull(network, "network");
-      if (namespace != null && network != Network.NAMESPACE) {
-        throw new IllegalArgumentException("a namespace to join needs Network.NAMESPACE");
+      if (namespace != null && network != Network.NAMESPACE && network != Network.SUPERVISED) {
+        throw new IllegalArgumentException(
+            "a namespace to join needs Network.NAMESPACE or Network.SUPERVISED");
       }
       if ((gate != null) != (network == Network.SUPERVISED)) {
         throw new IllegalArgumentException("Network.SUPERVISED needs a gate, and only it");
