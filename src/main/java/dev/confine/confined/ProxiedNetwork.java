@@ -225,9 +225,9 @@ final class ProxiedNetwork implements AutoCloseable {
    * NO_PROXY}) and {@code JAVA_TOOL_OPTIONS} with the JDK's proxy properties, which JVMs read
    * instead of the variables (HTTP and HTTPS through the HTTP proxy, other sockets through SOCKS5,
    * no host exempt, as {@code NO_PROXY} says). A JVM started with it prints one "Picked up
-   * JAVA_TOOL_OPTIONS" line on stderr. Supervised, also {@code RES_OPTIONS=use-vc}: glibc's
-   * resolver then asks its name server over TCP, which the proxy answers. Made once: the proxy's
-   * address and bundle do not change.
+   * JAVA_TOOL_OPTIONS" line on stderr; {@code NODE_USE_ENV_PROXY=1} for Node 24 and newer.
+   * Supervised, also {@code RES_OPTIONS=use-vc}: glibc's resolver then asks its name server over
+   * TCP, which the proxy answers. Made once: the proxy's address and bundle do not change.
    */
   Map<String, String> environment() {
     return environment;
@@ -235,6 +235,9 @@ final class ProxiedNetwork implements AutoCloseable {
 
   private static Map<String, String> childEnvironment(EgressProxy proxy, boolean supervised) {
     Map<String, String> env = new LinkedHashMap<>(proxy.environment());
+    // Node 24's fetch and http honour the proxy variables only when told to (older Nodes ignore
+    // it; supervised, their connections are decided transparently anyway).
+    env.put("NODE_USE_ENV_PROXY", "1");
     if (supervised) {
       // glibc's resolver over TCP: the supervisor sends its connect to the name server to the
       // proxy, which answers (UDP is refused).

@@ -133,7 +133,8 @@ abstract class ProxiedNetworkContract {
         .containsPattern("(?m)^HTTP_PROXY=http://127\\.0\\.0\\.1:\\d+$")
         .containsPattern("(?m)^https_proxy=http://127\\.0\\.0\\.1:\\d+$")
         .containsPattern("(?m)^ALL_PROXY=socks5h://127\\.0\\.0\\.1:\\d+$")
-        .containsPattern("(?m)^NO_PROXY=$");
+        .containsPattern("(?m)^NO_PROXY=$")
+        .containsPattern("(?m)^NODE_USE_ENV_PROXY=1$");
   }
 
   /** A client that ignores the variables reaches none of the host's addresses. */
