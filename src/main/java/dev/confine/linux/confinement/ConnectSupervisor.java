@@ -216,7 +216,12 @@ public final class ConnectSupervisor implements Runnable {
             continue;
           }
           if ((mask & LibC.EPOLLIN()) != 0) {
-            serveOne(fd, gate, b);
+            try {
+              serveOne(fd, gate, b);
+            } catch (RuntimeException | Error e) {
+              // Never let the thread end: every connect of every supervised child would wait.
+              LOG.error("the connect supervisor failed serving a notification", e);
+            }
           } else if ((mask & (LibC.EPOLLHUP() | LibC.EPOLLERR())) != 0) {
             // No task is left in the filter: nothing more can arrive.
             Syscalls.epollCtl(epfd, LibC.EPOLL_CTL_DEL(), fd, MemorySegment.NULL);
