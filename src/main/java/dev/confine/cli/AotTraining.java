@@ -12,13 +12,26 @@ import java.util.List;
  * matter, only the code they run.
  */
 final class AotTraining {
-  /** The command lines trained on: a plain, capped, JSON and confined exec, doctor and help. */
+  /**
+   * The command lines trained on: a plain, capped, JSON, confined and proxied exec, doctor and
+   * help.
+   */
   static final List<List<String>> COMMANDS =
       List.of(
           List.of("exec", "--", "true"),
           List.of(
               "exec", "--json", "--memory", "64M", "--timeout", "10s", "--", "sh", "-c", "echo"),
           List.of("exec", "--confined", "--net", "deny", "--", "true"),
+          // Starts an egress proxy (Netty, its transport, the connect supervisor where it runs).
+          List.of(
+              "exec",
+              "--confined",
+              "--net",
+              "allow-list",
+              "--allow-host",
+              "127.0.0.1:9",
+              "--",
+              "true"),
           List.of("exec", "--clear-env", "--stdin-file", "/dev/null", "--", "true"),
           List.of("doctor"),
           List.of("doctor", "--confined"),
