@@ -84,6 +84,9 @@ final class FirstBytes {
         return NONE;
       }
       if (type == 0) { // server_name: a list of (type, name); type 0 is a host name
+        if (size < 2) {
+          return NONE; // no room for the list's length
+        }
         int q = p + 2;
         int listEnd = Math.min(p + size, p + 2 + in.getUnsignedShort(p));
         while (q + 3 <= listEnd) {

@@ -72,6 +72,22 @@ class FirstBytesTest {
     assertThat(name(huge)).isEmpty();
   }
 
+  /** A server_name extension too short for its list's length, last in the record: none. */
+  @Test
+  void anEmptyServerNameExtensionAtTheRecordsEndHasNone() {
+    String hello =
+        "1603010030" // record: handshake, 48 bytes
+            + "0100002c" // ClientHello, 44 bytes
+            + "0303" // version
+            + "00".repeat(32) // random
+            + "00" // session id
+            + "0000" // cipher suites
+            + "00" // compression methods
+            + "0004" // extensions: 4 bytes
+            + "00000000"; // server_name, empty, the record's last bytes
+    assertThat(name(java.util.HexFormat.of().parseHex(hello))).isEmpty();
+  }
+
   @Test
   void theHostOfAnHttpRequest() {
     assertThat(name(http("GET / HTTP/1.1\r\nHost: Origin.Test:8080\r\nAccept: */*\r\n\r\n")))
