@@ -58,12 +58,11 @@ final class ProxiedNetwork implements AutoCloseable {
   /** The execs and sessions using it; guarded by the runner. */
   int users;
 
-  private ProxiedNetwork(
-      NetworkNamespace namespace, EgressProxy proxy, Confinement confinement, boolean supervised) {
+  private ProxiedNetwork(NetworkNamespace namespace, EgressProxy proxy, Confinement confinement) {
     this.namespace = namespace;
     this.proxy = proxy;
     this.confinement = confinement;
-    this.environment = childEnvironment(proxy, supervised);
+    this.environment = childEnvironment(proxy, confinement.network() == Network.SUPERVISED);
   }
 
   /** The confinement whose threads join the namespace. */
@@ -87,8 +86,9 @@ final class ProxiedNetwork implements AutoCloseable {
   }
 
   /**
-   * Makes the namespace (with {@link Network#NAMESPACE}) or starts the supervisor (with {@link
-   * Network#SUPERVISED}), and starts the proxy.
+   * Starts the supervisor (for {@link Network#SUPERVISED}), makes the namespace (for a way in one)
+   * and starts the proxy: on the namespace's listener, or on loopback admitting only what the
+   * supervisor admits.
    *
    * @param settings how the proxy is made
    * @param writable where the children may write (supervised: the unix sockets beneath are theirs
@@ -114,28 +114,23 @@ final class ProxiedNetwork implements AutoCloseable {
             e);
       }
     }
-    if (!way.inNamespace()) {
-      return supervised(policy, settings, writable, confinements);
-    }
-    NetworkNamespace ns;
+    NetworkNamespace ns = way.inNamespace() ? namespace(policy) : null;
     try {
-      ns = NetworkNamespace.create();
-    } catch (ConfinementException e) {
-      throw SandboxException.of(
-          SandboxException.Kind.NOT_AVAILABLE,
-          "net policy " + policy.mode() + ": the private network namespace: " + e.getMessage(),
-          e);
-    }
-    try {
-      PeerAdmissions admissions = new PeerAdmissions();
       EgressProxy.Builder b =
           EgressProxy.builder(policy)
-              .listenOn(ns.takeListener())
-              .requireToken(false)
               .audit(settings.audit())
               .outboundRoots(settings.outboundRoots())
               .resolver(settings.resolver());
-      EgressProxy proxy = (supervised ? b.admitOnly(admissions) : b).start();
+      if (ns != null) {
+        b.listenOn(ns.takeListener()).requireToken(false);
+      } else {
+        b.listenOnLoopback();
+      }
+      PeerAdmissions admissions = new PeerAdmissions();
+      if (supervised) {
+        b.admitOnly(admissions);
+      }
+      EgressProxy proxy = b.start();
       ProxyGate gate =
           supervised
               ? new ProxyGate(
@@ -144,28 +139,24 @@ final class ProxiedNetwork implements AutoCloseable {
                   policy.unixSockets(),
                   List.copyOf(writable))
               : null;
-      return new ProxiedNetwork(ns, proxy, confinements.make(way.network(), ns, gate), supervised);
+      return new ProxiedNetwork(ns, proxy, confinements.make(way.network(), ns, gate));
     } catch (RuntimeException e) {
-      ns.close();
+      if (ns != null) {
+        ns.close();
+      }
       throw e;
     }
   }
 
-  private static ProxiedNetwork supervised(
-      NetPolicy policy, Settings settings, List<String> writable, Confinements confinements) {
-    PeerAdmissions admissions = new PeerAdmissions();
-    EgressProxy proxy =
-        EgressProxy.builder(policy)
-            .listenOnLoopback()
-            .admitOnly(admissions)
-            .audit(settings.audit())
-            .outboundRoots(settings.outboundRoots())
-            .resolver(settings.resolver())
-            .start();
-    ProxyGate gate =
-        new ProxyGate(
-            proxy.address().orElseThrow(), admissions, policy.unixSockets(), List.copyOf(writable));
-    return new ProxiedNetwork(null, proxy, confinements.make(Network.SUPERVISED, null, gate), true);
+  private static NetworkNamespace namespace(NetPolicy policy) {
+    try {
+      return NetworkNamespace.create();
+    } catch (ConfinementException e) {
+      throw SandboxException.of(
+          SandboxException.Kind.NOT_AVAILABLE,
+          "net policy " + policy.mode() + ": the private network namespace: " + e.getMessage(),
+          e);
+    }
   }
 
   /**

@@ -1,9 +1,12 @@
 package dev.confine.net;
 
+import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -46,12 +49,12 @@ final class ProxyContext {
    * The name the proxy's DNS last answered with {@code address}, or null: a transparent connection
    * to it is decided by that name.
    */
-  String answeredName(java.net.InetAddress address) {
+  String answeredName(InetAddress address) {
     return answered.get(address);
   }
 
   /** Records that the proxy's DNS answered {@code name} with {@code address}. */
-  void answered(java.net.InetAddress address, String name) {
+  void answered(InetAddress address, String name) {
     if (answered.size() >= MAX_ANSWERED) {
       answered.clear(); // bounded: a child resolving names without end costs nothing for long
     }
@@ -59,8 +62,7 @@ final class ProxyContext {
   }
 
   private static final int MAX_ANSWERED = 65536;
-  private final java.util.Map<java.net.InetAddress, String> answered =
-      new java.util.concurrent.ConcurrentHashMap<>();
+  private final Map<InetAddress, String> answered = new ConcurrentHashMap<>();
 
   /** Whether clients must present the token. */
   boolean tokenRequired() {

@@ -335,23 +335,21 @@ public final class ConnectSupervisor implements Runnable {
               ? Syscalls.listen(sock, addrLen)
               : refusal(-LibC.EACCES());
         }
-        if (domain == SeccompFilter.AF_UNIX) {
-          if (addrLen > 0 && !readChild(tid, addr, addrLen, b)) {
-            return -EFAULT;
-          }
-          return connectUnix(sock, tid, addrLen, gate, b);
-        }
-        if ((domain != SeccompFilter.AF_INET && domain != SeccompFilter.AF_INET6)
-            || Syscalls.getsockoptInt(sock, SOL_SOCKET, SO_TYPE, b.scratch)
-                != SeccompFilter.SOCK_STREAM
-            || Syscalls.getsockoptInt(sock, SOL_SOCKET, SO_PROTOCOL, b.scratch)
-                != SeccompFilter.IPPROTO_TCP) {
+        boolean unix = domain == SeccompFilter.AF_UNIX;
+        if (!unix
+            && ((domain != SeccompFilter.AF_INET && domain != SeccompFilter.AF_INET6)
+                || Syscalls.getsockoptInt(sock, SOL_SOCKET, SO_TYPE, b.scratch)
+                    != SeccompFilter.SOCK_STREAM
+                || Syscalls.getsockoptInt(sock, SOL_SOCKET, SO_PROTOCOL, b.scratch)
+                    != SeccompFilter.IPPROTO_TCP)) {
           return refusal(-LibC.EACCES());
         }
         if (addrLen > 0 && !readChild(tid, addr, addrLen, b)) {
           return -EFAULT;
         }
-        return connectTcp(sock, domain, addrLen, gate, b);
+        return unix
+            ? connectUnix(sock, tid, addrLen, gate, b)
+            : connectTcp(sock, domain, addrLen, gate, b);
       } finally {
         Syscalls.close(sock);
       }

@@ -87,6 +87,12 @@ public final class SeccompFilter {
   static final int SOCK_NONBLOCK = 0x800;
   static final int SOCK_CLOEXEC = 0x80000;
   static final int IPPROTO_TCP = 6;
+
+  /** The flags a socket type may carry, in every combination: a type is matched with each. */
+  private static final int[] TYPE_FLAGS = {
+    0, SOCK_NONBLOCK, SOCK_CLOEXEC, SOCK_NONBLOCK | SOCK_CLOEXEC
+  };
+
   static final int MSG_FASTOPEN = 0x20000000;
   static final int EOPNOTSUPP = 95;
   static final int SECCOMP_GET_NOTIF_SIZES = 3;
@@ -234,7 +240,7 @@ public final class SeccompFilter {
       p.label("socket").load(OFFSET_ARG0).jumpIfEqual(AF_UNIX, "unix type", "not unix");
       p.label("socketpair").load(OFFSET_ARG0).jumpIfEqual(AF_UNIX, "unix type", "allow");
       p.label("unix type").load(OFFSET_ARG1);
-      for (int flags : new int[] {0, SOCK_NONBLOCK, SOCK_CLOEXEC, SOCK_NONBLOCK | SOCK_CLOEXEC}) {
+      for (int flags : TYPE_FLAGS) {
         p.jumpIfEqual(SOCK_STREAM | flags, "allow").jumpIfEqual(SOCK_SEQPACKET | flags, "allow");
       }
       p.ret(LibC.SECCOMP_RET_ERRNO() | LibC.EACCES());
@@ -253,7 +259,7 @@ public final class SeccompFilter {
         // TCP alone: the type with or without its two flags, the protocol 0 or IPPROTO_TCP.
         p.jumpIfEqual(AF_INET, "inet").jumpIfEqual(AF_INET6, "inet", "eacces");
         p.label("inet").load(OFFSET_ARG1);
-        for (int flags : new int[] {0, SOCK_NONBLOCK, SOCK_CLOEXEC, SOCK_NONBLOCK | SOCK_CLOEXEC}) {
+        for (int flags : TYPE_FLAGS) {
           p.jumpIfEqual(SOCK_STREAM | flags, "tcp");
         }
         p.ret(LibC.SECCOMP_RET_ERRNO() | LibC.EACCES());
