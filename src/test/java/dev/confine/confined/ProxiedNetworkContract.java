@@ -104,6 +104,25 @@ abstract class ProxiedNetworkContract {
     return runner.exec("sh", List.of("-c", script), options);
   }
 
+  /** A port next to the origin's, where nothing listens (and no rule allows). */
+  int otherPort() {
+    return next(port);
+  }
+
+  static int next(int p) {
+    return p == 65535 ? 1 : p + 1;
+  }
+
+  /** An audit listener that adds every decision to {@code decisions}. */
+  static ProxyAuditListener recording(java.util.Collection<ProxyDecision> decisions) {
+    return new ProxyAuditListener() {
+      @Override
+      public void decided(ProxyDecision d) {
+        decisions.add(d);
+      }
+    };
+  }
+
   String url(String path) {
     return "http://127.0.0.1:" + port + path;
   }
@@ -114,7 +133,7 @@ abstract class ProxiedNetworkContract {
     assertThat(ok.exitCode()).as(ok.stderrText()).isZero();
     assertThat(ok.stdoutText()).isEqualTo("hello /allowed");
 
-    int other = port == 65535 ? 1 : port + 1;
+    int other = otherPort();
     ExecResult denied =
         sh("curl -sS -i --max-time 10 http://127.0.0.1:" + other + "/", allowOrigin());
     assertThat(denied.stdoutText())
@@ -159,7 +178,7 @@ abstract class ProxiedNetworkContract {
         "curl -sS --max-time 10 "
             + url("/session")
             + "; echo; curl -sS --noproxy '*' --max-time 5 http://127.0.0.1:"
-            + (port == 65535 ? 1 : port + 1)
+            + otherPort()
             + "/ >/dev/null 2>&1 || echo refused";
     for (ProcessSpec spec :
         List.of(
@@ -270,7 +289,7 @@ abstract class ProxiedNetworkContract {
                 url("/jvm"),
                 "127.0.0.1",
                 String.valueOf(port),
-                "http://127.0.0.1:" + (port == 65535 ? 1 : port + 1) + "/"),
+                "http://127.0.0.1:" + otherPort() + "/"),
             ExecOptions.builder()
                 .timeout(Duration.ofSeconds(60))
                 .net(NetPolicy.allowList(NetRule.allow("127.0.0.1", port)))
@@ -588,16 +607,7 @@ abstract class ProxiedNetworkContract {
   void connectionsThatIgnoreTheProxyAreDecidedByAddressAndName() throws Exception {
     requireSupervised();
     BlockingQueue<ProxyDecision> decisions = new LinkedBlockingQueue<>();
-    ConfinedRunner audited =
-        builder()
-            .proxyAudit(
-                new ProxyAuditListener() {
-                  @Override
-                  public void decided(ProxyDecision d) {
-                    decisions.add(d);
-                  }
-                })
-            .build();
+    ConfinedRunner audited = builder().proxyAudit(recording(decisions)).build();
     try {
       long routed = ConnectSupervisor.counts()[0];
       ExecResult ok =
@@ -613,7 +623,7 @@ abstract class ProxiedNetworkContract {
       assertThat(d.host()).isEqualTo("127.0.0.1");
       assertThat(d.port()).isEqualTo(port);
 
-      int other = port == 65535 ? 1 : port + 1;
+      int other = otherPort();
       ExecResult denied =
           audited.exec(
               "curl",
@@ -675,7 +685,7 @@ abstract class ProxiedNetworkContract {
   @Test
   void programsThatIgnoreTheVariablesStillWork() throws Exception {
     requireSupervised();
-    int other = port == 65535 ? 1 : port + 1;
+    int other = otherPort();
     String py =
         String.join(
             "\n",
@@ -743,13 +753,7 @@ abstract class ProxiedNetworkContract {
                   }
                   throw new java.net.UnknownHostException(host);
                 })
-            .proxyAudit(
-                new ProxyAuditListener() {
-                  @Override
-                  public void decided(ProxyDecision d) {
-                    decisions.add(d);
-                  }
-                })
+            .proxyAudit(recording(decisions))
             .build();
     try {
       ExecOptions opts =
@@ -815,7 +819,7 @@ abstract class ProxiedNetworkContract {
     HostRequirements.requireProgram("ssh-keyscan");
     try (LocalSshd sshd = LocalSshd.start()) {
       int ssh = sshd.port();
-      int other = ssh == 65535 ? 1 : ssh + 1;
+      int other = next(ssh);
       ExecResult r =
           runner.exec(
               "sh",
@@ -923,7 +927,7 @@ abstract class ProxiedNetworkContract {
   void nodesFetchIsDecidedTransparently() {
     requireSupervised();
     HostRequirements.requireProgram("node");
-    int other = port == 65535 ? 1 : port + 1;
+    int other = otherPort();
     String js =
         "(async () => { for (const u of process.argv.slice(1)) {"
             + " try { console.log(await (await fetch(u)).text()); }"
