@@ -15,8 +15,10 @@ import dev.confine.net.PeerAdmissions;
 import dev.confine.net.ProxyAuditListener;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.cert.X509Certificate;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -46,6 +48,14 @@ import java.util.Set;
 final class ProxiedNetwork implements AutoCloseable {
   static final String JAVA_TOOL_OPTIONS = "JAVA_TOOL_OPTIONS";
   static final String RES_OPTIONS = "RES_OPTIONS";
+  static final String GIT_SSH_COMMAND = "GIT_SSH_COMMAND";
+
+  /**
+   * OpenBSD's netcat, the SOCKS5 client of the children's ssh ({@code nc -X 5 -x}: it sends the
+   * name it is given, so the proxy decides it by name), or null where the host has none (Debian's
+   * {@code netcat-openbsd}). The traditional netcat has no proxy support and is not used.
+   */
+  static final Path SOCKS_NETCAT = socksNetcat();
 
   /** The variables whose inherited value the children's get added to rather than replaced by. */
   static final Set<String> APPENDED = Set.of(JAVA_TOOL_OPTIONS, RES_OPTIONS);
@@ -216,7 +226,9 @@ final class ProxiedNetwork implements AutoCloseable {
    * NO_PROXY}) and {@code JAVA_TOOL_OPTIONS} with the JDK's proxy properties, which JVMs read
    * instead of the variables (HTTP and HTTPS through the HTTP proxy, other sockets through SOCKS5,
    * no host exempt, as {@code NO_PROXY} says). A JVM started with it prints one "Picked up
-   * JAVA_TOOL_OPTIONS" line on stderr; {@code NODE_USE_ENV_PROXY=1} for Node 24 and newer.
+   * JAVA_TOOL_OPTIONS" line on stderr; {@code NODE_USE_ENV_PROXY=1} for Node 24 and newer; {@code
+   * GIT_SSH_COMMAND} for git over ssh, whose ProxyCommand is OpenBSD's netcat to the SOCKS5
+   * listener (where the host has it: {@link #SOCKS_NETCAT}; ssh itself reads no variable).
    * Supervised, also {@code RES_OPTIONS=use-vc}: glibc's resolver then asks its name server over
    * TCP, which the proxy answers. Made once: the proxy's address and bundle do not change.
    */
@@ -229,6 +241,22 @@ final class ProxiedNetwork implements AutoCloseable {
     // Node 24's fetch and http honour the proxy variables only when told to (older Nodes ignore
     // it; supervised, their connections are decided transparently anyway).
     env.put("NODE_USE_ENV_PROXY", "1");
+    if (SOCKS_NETCAT != null) {
+      proxy
+          .socksUrl()
+          .filter(url -> !url.contains("@"))
+          .ifPresent(
+              url -> {
+                String proxyHostPort = url.substring(url.indexOf("//") + 2);
+                env.put(
+                    GIT_SSH_COMMAND,
+                    "ssh -o 'ProxyCommand="
+                        + SOCKS_NETCAT
+                        + " -X 5 -x "
+                        + proxyHostPort
+                        + " %h %p'");
+              });
+    }
     if (supervised) {
       // glibc's resolver over TCP: the supervisor sends its connect to the name server to the
       // proxy, which answers (UDP is refused).
@@ -254,6 +282,23 @@ final class ProxiedNetwork implements AutoCloseable {
               env.merge(JAVA_TOOL_OPTIONS, java, (theirs, ours) -> theirs + " " + ours);
             });
     return Collections.unmodifiableMap(env);
+  }
+
+  private static Path socksNetcat() {
+    String path = System.getenv("PATH");
+    List<String> dirs = new ArrayList<>();
+    if (path != null) {
+      dirs.addAll(List.of(path.split(":")));
+    }
+    dirs.addAll(List.of("/usr/bin", "/bin"));
+    for (String dir : dirs) {
+      Path nc = Path.of(dir.isEmpty() ? "." : dir, "nc.openbsd");
+      // Only a plain absolute path goes into the command the children's shell runs.
+      if (nc.isAbsolute() && nc.toString().matches("[A-Za-z0-9/._+-]+") && Files.isExecutable(nc)) {
+        return nc;
+      }
+    }
+    return null;
   }
 
   /**

@@ -840,6 +840,66 @@ abstract class ProxiedNetworkContract {
   }
 
   /**
+   * git over ssh goes through the SOCKS5 listener (GIT_SSH_COMMAND's ProxyCommand, OpenBSD's
+   * netcat), which decides the server by the name git was given: an allowed name reaches the sshd
+   * (ssh gets as far as checking the server's host key, which it has never seen), a denied name
+   * that resolves to the same address reaches nothing.
+   */
+  @Test
+  void gitOverSshGoesThroughTheSocksListenerDecidedByName() throws Exception {
+    HostRequirements.require(
+        ProxiedNetwork.SOCKS_NETCAT != null, "OpenBSD's netcat (netcat-openbsd) is not installed");
+    HostRequirements.requireProgram("git");
+    HostRequirements.requireProgram("ssh");
+    BlockingQueue<ProxyDecision> decisions = new LinkedBlockingQueue<>();
+    InetAddress loopback = InetAddress.getByAddress(new byte[] {127, 0, 0, 1});
+    ConfinedRunner named =
+        builder()
+            .proxyResolver(host -> List.of(InetAddress.getByAddress(host, loopback.getAddress())))
+            .proxyAudit(recording(decisions))
+            .build();
+    try (LocalSshd sshd = LocalSshd.start()) {
+      int ssh = sshd.port();
+      ExecOptions opts =
+          options(
+              NetPolicy.allowList(
+                  NetRule.allow("sshd.test", ssh),
+                  NetRule.allow("127.0.0.1", ssh),
+                  NetRule.deny("denied.test")));
+      ExecResult r =
+          named.exec(
+              "sh",
+              List.of(
+                  "-c",
+                  "echo \"$GIT_SSH_COMMAND\"; git ls-remote ssh://sshd.test:"
+                      + ssh
+                      + "/repo 2>&1; echo ---; git ls-remote ssh://denied.test:"
+                      + ssh
+                      + "/repo 2>&1; echo done"),
+              opts);
+      String[] parts = r.stdoutText().split("---\n", -1);
+      String[] allowed = parts[0].split("\n", 2);
+      assertThat(allowed[0])
+          .as(r.stdoutText() + r.stderrText())
+          .matches(
+              "ssh -o 'ProxyCommand="
+                  + java.util.regex.Pattern.quote(ProxiedNetwork.SOCKS_NETCAT.toString())
+                  + " -X 5 -x 127\\.0\\.0\\.1:\\d+ %h %p'");
+      assertThat(allowed[1]).contains("Host key verification failed");
+      assertThat(parts[1]).doesNotContain("Host key verification failed").endsWith("done\n");
+      assertThat(sshd.sawConnection(Duration.ofSeconds(5))).as(sshd.logs()).isTrue();
+      List<ProxyDecision> seen = new java.util.ArrayList<>();
+      decisions.drainTo(seen);
+      assertThat(seen)
+          .filteredOn(d -> d.protocol() == ProxyProtocol.SOCKS5)
+          .extracting(d -> d.host() + ":" + d.port() + " " + d.action())
+          .containsExactly("sshd.test:" + ssh + " allow", "denied.test:" + ssh + " deny");
+    } finally {
+      named.close();
+    }
+  }
+
+  /**
    * Unix sockets: the children reach the ones they could have made (beneath a writable path) and
    * the listed ones, also by a relative path; not the host's others, not through a symbolic link in
    * their root to one, not abstract ones; datagram sockets, which send without a connect, are
