@@ -8,6 +8,7 @@ import dev.confine.Capability.Dimension;
 import dev.confine.linux.Caps;
 import dev.confine.linux.Engine;
 import dev.confine.linux.confinement.ConfinementThreads.Network;
+import dev.confine.linux.confinement.ConnectSupervisor;
 import dev.confine.linux.confinement.Credentials;
 import dev.confine.linux.confinement.Landlock;
 import dev.confine.linux.confinement.SeccompFilter;
@@ -265,6 +266,26 @@ final class ConfinedCapabilities {
     return held(Dimension.NET_DENY_ALL, none, none != null ? null : netDenyDetail());
   }
 
+  /**
+   * What DENY_ALL does with unix sockets here: the connect supervisor decides each (where it can
+   * run), else the host daemons' stay reachable.
+   */
+  private static String unixSocketsDetail() {
+    return ConnectSupervisor.unixAvailability()
+        .unavailabilityCause()
+        .map(
+            why ->
+                "host daemons' unix sockets on the filesystem stay reachable (no connect"
+                    + " supervisor: "
+                    + why
+                    + ")")
+        .orElse(
+            "unix sockets: only the children's own (beneath the paths they may write; every"
+                + " connect made by the connect supervisor, which resolves the socket file: the"
+                + " host daemons' refused, also through a symbolic link or a relative path;"
+                + " abstract names and unix datagram sockets refused)");
+  }
+
   private String netDenyDetail() {
     if (denyAllNetwork() == Network.NAMESPACE) {
       return "private network namespace (only lo, up; loopback works inside); socket families "
@@ -272,7 +293,8 @@ final class ConfinedCapabilities {
           + " only (INET reaches only the namespace's loopback, NETLINK_ROUTE only its"
           + " interfaces; every other family, VSOCK, PACKET and XDP among them, refused with"
           + " EACCES), io_uring refused (EPERM); children have no capabilities, so they cannot"
-          + " setns out; unix sockets on the filesystem (host daemons') stay reachable";
+          + " setns out; "
+          + unixSocketsDetail();
     }
     String whyNoNamespace =
         runner.rootless()
@@ -282,8 +304,9 @@ final class ConfinedCapabilities {
         + String.join(", ", SeccompFilter.socketFamilies(Network.SECCOMP))
         + " only (every other family, INET, INET6, VSOCK, NETLINK, PACKET and XDP among them,"
         + " refused with EACCES, loopback too), io_uring refused"
-        + " (EPERM); host daemons' unix sockets on the filesystem stay reachable; no network"
-        + " namespace ("
+        + " (EPERM); "
+        + unixSocketsDetail()
+        + "; no network namespace ("
         + whyNoNamespace
         + ")";
   }

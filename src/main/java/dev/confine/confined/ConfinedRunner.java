@@ -86,7 +86,10 @@ import java.util.function.Supplier;
  *       rootless} is forced) the children get a private network namespace instead, with only
  *       loopback, up: they see only {@code lo}, can serve and connect on it, and reach nothing
  *       else; the filter keeps AF_INET, AF_INET6 and NETLINK_ROUTE there and refuses every other
- *       family and io_uring.
+ *       family and io_uring. Either way, where the kernel allows (Linux 5.6), every connect is made
+ *       by the {@link ConnectSupervisor}, which lets a unix socket be reached only beneath the
+ *       paths the children may write (the host daemons' sockets are refused) and refuses unix
+ *       datagram sockets.
  *   <li>{@linkplain Builder#readOnlyHost Read-only host} (root, on request): a private mount
  *       namespace in which every mount is read-only except the writable paths, so that what
  *       Landlock does not cover (chmod, chown, extended attributes, timestamps) is refused outside
@@ -576,8 +579,27 @@ public final class ConfinedRunner
         e);
   }
 
+  /**
+   * The confinement of {@code network} (HOST, or DENY_ALL's): DENY_ALL's supervised where the
+   * kernel allows ({@link DenyAllGate}), starting the supervisor first.
+   */
   private Confinement confinement(Network network) {
-    return confinements.computeIfAbsent(network, n -> makeConfinement(n, null, null));
+    return confinements.computeIfAbsent(
+        network,
+        n -> {
+          if (n == Network.HOST || !ConnectSupervisor.unixAvailability().isAvailable()) {
+            return makeConfinement(n, null, null);
+          }
+          try {
+            ConnectSupervisor.start();
+          } catch (ConfinementException e) {
+            throw SandboxException.of(
+                Kind.NOT_AVAILABLE,
+                "net policy DENY_ALL: the connect supervisor: " + e.getMessage(),
+                e);
+          }
+          return makeConfinement(n, null, new DenyAllGate(childWritable(), n == Network.NAMESPACE));
+        });
   }
 
   private Confinement makeConfinement(

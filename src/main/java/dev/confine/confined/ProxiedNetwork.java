@@ -193,10 +193,8 @@ final class ProxiedNetwork implements AutoCloseable {
      */
     @Override
     public boolean mayConnectUnix(String realPath) {
-      for (String w : writable) {
-        if (realPath.equals(w) || realPath.startsWith(w.endsWith("/") ? w : w + "/")) {
-          return true;
-        }
+      if (DenyAllGate.beneath(writable, realPath)) {
+        return true;
       }
       for (String listed : unixSockets) {
         try {

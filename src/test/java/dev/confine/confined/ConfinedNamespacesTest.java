@@ -9,6 +9,7 @@ import dev.confine.ExecOptions;
 import dev.confine.ExecResult;
 import dev.confine.NetPolicy;
 import dev.confine.linux.confinement.ConfinementThreads.Network;
+import dev.confine.linux.confinement.ConnectSupervisor;
 import dev.confine.linux.confinement.Landlock;
 import dev.confine.linux.confinement.SeccompFilter;
 import dev.confine.linux.confinement.ThreadNamespaces;
@@ -119,17 +120,54 @@ class ConfinedNamespacesTest {
     assertThat(outside.stdoutText().strip()).isEqualTo(jvm);
   }
 
+  /**
+   * Loopback inside works in every form a connect takes (where the supervisor runs, it makes each
+   * on the child's behalf, inside the namespace): TCP over IPv4 and IPv6, a non-blocking connect,
+   * UDP, an IPv6 datagram socket given an IPv4 address, and a connect that dissolves a UDP socket's
+   * association (AF_UNSPEC).
+   */
   @Test
   void aLoopbackServerInsideWorks() {
     HostRequirements.requireProgram("python3");
     String script =
-        "import socket\n"
-            + "s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(1)\n"
-            + "c = socket.create_connection(s.getsockname()); a, _ = s.accept()\n"
-            + "c.sendall(b'ping'); print(a.recv(4).decode())\n";
+        String.join(
+            "\n",
+            "import errno, select, socket",
+            "for fam, host in ((socket.AF_INET, '127.0.0.1'), (socket.AF_INET6, '::1')):",
+            "    s = socket.socket(fam); s.bind((host, 0)); s.listen(2)",
+            "    c = socket.create_connection(s.getsockname()[:2]); a, _ = s.accept()",
+            "    c.sendall(b'ping'); print(fam.name, a.recv(4).decode())",
+            "    n = socket.socket(fam); n.setblocking(False)",
+            "    rc = n.connect_ex(s.getsockname()[:2])",
+            "    select.select([], [n], [], 5); a2, _ = s.accept()",
+            "    print('nonblocking', rc in (0, errno.EINPROGRESS),"
+                + " n.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR))",
+            "u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind(('127.0.0.1', 0))",
+            "v = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); v.connect(u.getsockname())",
+            "v.send(b'udp'); print('udp', u.recv(3).decode())",
+            "w = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)",
+            "w.connect(('::ffff:127.0.0.1', u.getsockname()[1]))",
+            "w.send(b'map'); print('udp6', u.recv(3).decode())",
+            "import ctypes, struct",
+            "libc = ctypes.CDLL(None, use_errno=True)",
+            "unspec = struct.pack('H14x', 0)",
+            "print('unspec', libc.connect(v.fileno(), unspec, len(unspec)))",
+            "try:",
+            "    v.send(b'x'); print('unspec sent')",
+            "except OSError as e:",
+            "    print('unspec', errno.errorcode[e.errno])",
+            "");
+    long routed = ConnectSupervisor.counts()[0];
     ExecResult r = runner().exec("python3", List.of("-c", script), DENY);
     assertThat(r.exitCode()).as(r.stderrText()).isZero();
-    assertThat(r.stdoutText()).isEqualTo("ping\n");
+    if (ConnectSupervisor.unixAvailability().isAvailable()) {
+      // the six inet connects above (AF_UNSPEC is not counted), made by the supervisor
+      assertThat(ConnectSupervisor.counts()[0] - routed).isGreaterThanOrEqualTo(6);
+    }
+    assertThat(r.stdoutText())
+        .isEqualTo(
+            "AF_INET ping\nnonblocking True 0\nAF_INET6 ping\nnonblocking True 0\nudp udp\n"
+                + "udp6 map\nunspec 0\nunspec EDESTADDRREQ\n");
   }
 
   @Test

@@ -85,9 +85,11 @@ public final class ConfinementThreads {
    * without symbolic links), how the network is isolated, whether every other mount is read-only in
    * a private mount namespace (root), the user the children run as (null: this JVM's), the session
    * pty the children may use (null: none; see {@link #spawn}), with {@link Network#NAMESPACE} the
-   * namespace to join (null: a new one for the thread), and with {@link Network#SUPERVISED} (only)
-   * the gate of the children's connects and, optionally, a namespace to join (as root: the
-   * supervisor then connects their sockets inside it).
+   * namespace to join (null: a new one for the thread), and with {@link Network#SUPERVISED} the
+   * gate of the children's connects and, optionally, a namespace to join (as root: the supervisor
+   * then connects their sockets inside it). {@link Network#SECCOMP} and {@link Network#NAMESPACE}
+   * take a gate too, optionally: their connects then wait for the supervisor as well (which keeps
+   * the host's unix sockets out of reach; without a gate any the children can open is theirs).
    */
   public record Confinement(
       List<String> writable,
@@ -105,8 +107,9 @@ public final class ConfinementThreads {
         throw new IllegalArgumentException(
             "a namespace to join needs Network.NAMESPACE or Network.SUPERVISED");
       }
-      if ((gate != null) != (network == Network.SUPERVISED)) {
-        throw new IllegalArgumentException("Network.SUPERVISED needs a gate, and only it");
+      if (gate == null ? network == Network.SUPERVISED : network == Network.HOST) {
+        throw new IllegalArgumentException(
+            "Network.SUPERVISED needs a gate, and Network.HOST takes none");
       }
     }
 
@@ -662,7 +665,7 @@ public final class ConfinementThreads {
      */
     private static void apply(Confinement c) {
       ConnectSupervisor supervisor = null;
-      if (c.network() == Network.SUPERVISED) {
+      if (c.gate() != null) {
         supervisor = ConnectSupervisor.running();
         if (supervisor == null) {
           throw new ConfinementException("supervisor", "the connect supervisor is not running", 0);
@@ -691,7 +694,7 @@ public final class ConfinementThreads {
         throw e;
       }
       Landlock.restrictSelf(ruleset);
-      int listener = SeccompFilter.installOnThisThread(c.network());
+      int listener = SeccompFilter.installOnThisThread(c.network(), supervisor != null);
       if (supervisor != null) {
         supervisor.watch(listener, c.gate());
       }

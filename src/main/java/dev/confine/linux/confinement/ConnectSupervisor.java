@@ -23,9 +23,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The supervisor of {@link ConfinementThreads.Network#SUPERVISED} children: one unconfined platform
- * daemon thread that serves the seccomp listeners of the confinement threads, each with its {@link
- * ConnectGate}. Every {@code connect} of a child stops in the kernel until the supervisor answers:
+ * The supervisor of {@link ConfinementThreads.Network#SUPERVISED} children, and of DENY_ALL ones
+ * where the kernel allows (whose unix sockets it decides): one unconfined platform daemon thread
+ * that serves the seccomp listeners of the confinement threads, each with its {@link ConnectGate}.
+ * Every {@code connect} of a child stops in the kernel until the supervisor answers:
  *
  * <ul>
  *   <li><b>TCP</b> (an AF_INET or AF_INET6 stream socket): the supervisor copies the address out of
@@ -36,7 +37,9 @@ import org.slf4j.LoggerFactory;
  *       non-blocking socket, which then completes as usual). The child's call never continues on
  *       its own, so rewriting the address from another thread after the check changes nothing: the
  *       kernel's warning about TOCTOU in {@code seccomp_unotify(2)} applies to a continued call,
- *       and none is. Refused: EACCES.
+ *       and none is. Refused: EACCES. In a network namespace of the children's own (DENY_ALL as
+ *       root) the gate routes each connect to the address it named, and other inet sockets (UDP)
+ *       are connected alike ({@link ConnectGate#tcpOnly}).
  *   <li><b>AF_UNIX</b>: a path (relative ones against the calling thread's working directory) is
  *       opened by the supervisor ({@code O_PATH}, symbolic links followed as the kernel's connect
  *       would), and when the gate allows the socket file it resolves to, the supervisor connects
@@ -134,7 +137,9 @@ public final class ConnectSupervisor implements Runnable {
     }
   }
 
-  private static final Availability AVAILABILITY = probe();
+  private static final Availability UNIX_AVAILABILITY = probe();
+  private static final Availability AVAILABILITY =
+      UNIX_AVAILABILITY.and(Landlock.tcpAvailability());
 
   private static Availability probe() {
     try {
@@ -143,19 +148,28 @@ public final class ConnectSupervisor implements Runnable {
           r == -LibC.ENOSYS()
               ? Availability.unavailable("the kernel has no pidfd_getfd (Linux 5.6 is needed)")
               : Availability.AVAILABLE;
-      return SeccompFilter.notificationAvailability().and(Landlock.tcpAvailability()).and(getfd);
+      return SeccompFilter.notificationAvailability().and(getfd);
     } catch (LinkageError | RuntimeException e) {
       return Availability.unavailable("the connect supervisor could not be probed: " + e);
     }
   }
 
   /**
-   * Whether children's connects can be supervised here: seccomp user notification (Linux 5.0),
-   * {@code pidfd_getfd} (5.6) and a Landlock domain that refuses the children's own TCP connects
-   * (ABI 4, 6.7); if not, why.
+   * Whether children's connects can be supervised here with the host's network: seccomp user
+   * notification (Linux 5.0), {@code pidfd_getfd} (5.6) and a Landlock domain that refuses the
+   * children's own TCP connects (ABI 4, 6.7); if not, why.
    */
   public static Availability availability() {
     return AVAILABILITY;
+  }
+
+  /**
+   * Whether children's connects can be supervised where they have no TCP to the host anyway
+   * (DENY_ALL: no inet socket, or a network namespace of their own): seccomp user notification and
+   * {@code pidfd_getfd}; if not, why.
+   */
+  public static Availability unixAvailability() {
+    return UNIX_AVAILABILITY;
   }
 
   /** The running supervisor, or null before {@link #start()}. */
@@ -336,12 +350,15 @@ public final class ConnectSupervisor implements Runnable {
               : refusal(-LibC.EACCES());
         }
         boolean unix = domain == SeccompFilter.AF_UNIX;
+        boolean tcp =
+            !unix
+                && Syscalls.getsockoptInt(sock, SOL_SOCKET, SO_TYPE, b.scratch)
+                    == SeccompFilter.SOCK_STREAM
+                && Syscalls.getsockoptInt(sock, SOL_SOCKET, SO_PROTOCOL, b.scratch)
+                    == SeccompFilter.IPPROTO_TCP;
         if (!unix
             && ((domain != SeccompFilter.AF_INET && domain != SeccompFilter.AF_INET6)
-                || Syscalls.getsockoptInt(sock, SOL_SOCKET, SO_TYPE, b.scratch)
-                    != SeccompFilter.SOCK_STREAM
-                || Syscalls.getsockoptInt(sock, SOL_SOCKET, SO_PROTOCOL, b.scratch)
-                    != SeccompFilter.IPPROTO_TCP)) {
+                || (!tcp && gate.tcpOnly()))) {
           return refusal(-LibC.EACCES());
         }
         if (addrLen > 0 && !readChild(tid, addr, addrLen, b)) {
@@ -349,7 +366,7 @@ public final class ConnectSupervisor implements Runnable {
         }
         return unix
             ? connectUnix(sock, tid, addrLen, gate, b)
-            : connectTcp(sock, domain, addrLen, gate, b);
+            : connectInet(sock, domain, tcp, addrLen, gate, b);
       } finally {
         Syscalls.close(sock);
       }
@@ -358,14 +375,21 @@ public final class ConnectSupervisor implements Runnable {
     }
   }
 
-  /** Connects the child's TCP socket {@code sock} to the gate's route, from its copied address. */
-  private int connectTcp(int sock, int domain, int addrLen, ConnectGate gate, Buffers b) {
+  /**
+   * Connects the child's inet socket {@code sock} (TCP unless the gate allows others) to the gate's
+   * route, from its copied address.
+   */
+  private int connectInet(
+      int sock, int domain, boolean tcp, int addrLen, ConnectGate gate, Buffers b) {
     int family = addrLen < 2 ? -1 : Short.toUnsignedInt(b.address.get(NATIVE_SHORT, 0));
     if (family == AF_UNSPEC) {
       return Syscalls.connect(sock, b.address, addrLen); // dissolves an association: no peer
     }
-    if (family != domain) {
-      return -EAFNOSUPPORT; // as the kernel answers an address of the other family
+    // As the kernel answers an address of the other family; but an IPv6 datagram socket takes an
+    // IPv4 address as the v4-mapped one (written so, below).
+    if (family != domain
+        && !(!tcp && domain == SeccompFilter.AF_INET6 && family == SeccompFilter.AF_INET)) {
+      return -EAFNOSUPPORT;
     }
     InetSocketAddress destination = parse(b.address, family, addrLen);
     if (destination == null) {
@@ -382,7 +406,7 @@ public final class ConnectSupervisor implements Runnable {
     if (rc == -EISCONN && connectedTo(sock, b, b.target, targetLen)) {
       return 0; // a call restarted after a signal: the first connect went through, admitted
     }
-    if (rc == -LibC.EINVAL() && domain == SeccompFilter.AF_INET6) {
+    if (rc == -LibC.EINVAL() && domain == SeccompFilter.AF_INET6 && !route.equals(destination)) {
       return -ENETUNREACH; // IPV6_V6ONLY: the IPv4 loopback is out of its reach
     }
     if (rc != 0 && rc != -EINPROGRESS) {

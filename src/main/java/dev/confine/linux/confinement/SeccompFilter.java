@@ -37,7 +37,10 @@ import java.util.List;
  *       {@code socketpair}: a datagram sent with an address reaches a socket no connect was decided
  *       for), every {@code connect} and {@code listen} waits for the {@link ConnectSupervisor} (a
  *       user notification), and {@code sendto}, {@code sendmsg} and {@code sendmmsg} with {@code
- *       MSG_FASTOPEN} (a connect inside a send) fail with EOPNOTSUPP.
+ *       MSG_FASTOPEN} (a connect inside a send) fail with EOPNOTSUPP. {@link Network#SECCOMP} and
+ *       {@link Network#NAMESPACE} may be supervised too (DENY_ALL with the host's unix sockets
+ *       decided): every {@code connect} waits for the supervisor and AF_UNIX keeps stream and
+ *       seqpacket sockets alone, each family otherwise as unsupervised.
  *   <li><b>The ABI.</b> x32 system calls (whose numbers the rules above would not match) fail with
  *       EACCES; a foreign architecture (i386 through {@code int 0x80}) kills the process.
  * </ul>
@@ -196,8 +199,20 @@ public final class SeccompFilter {
         .jumpIfEqual(group, "allow", "eperm");
   }
 
-  /** The program for {@code network}, as {code, jt, jf, k} rows. */
+  /** The program for {@code network}, unsupervised (SUPERVISED: supervised), as rows. */
   static int[][] program(Network network) {
+    return program(network, network == Network.SUPERVISED);
+  }
+
+  /**
+   * The program for {@code network} as {code, jt, jf, k} rows; {@code supervised}: every connect
+   * (and with SUPERVISED every listen) waits for the {@link ConnectSupervisor}, and AF_UNIX keeps
+   * only its stream and seqpacket sockets.
+   */
+  static int[][] program(Network network, boolean supervised) {
+    if (supervised ? network == Network.HOST : network == Network.SUPERVISED) {
+      throw new IllegalArgumentException(network + (supervised ? " supervised" : " unsupervised"));
+    }
     int allow = LibC.SECCOMP_RET_ALLOW();
     BpfProgram p = new BpfProgram();
     p.load(OFFSET_ARCH)
@@ -214,10 +229,13 @@ public final class SeccompFilter {
     if (network != Network.HOST) {
       p.jumpIfEqual(SYS_SOCKET, "socket").jumpIfEqual(LibC.SYS_io_uring_setup(), "eperm");
     }
+    if (supervised) {
+      p.jumpIfEqual(SYS_CONNECT, "notify").jumpIfEqual(SYS_SOCKETPAIR, "socketpair");
+    }
     if (network == Network.SUPERVISED) {
-      p.jumpIfEqual(SYS_CONNECT, "notify")
-          .jumpIfEqual(SYS_LISTEN, "notify")
-          .jumpIfEqual(SYS_SOCKETPAIR, "socketpair")
+      // listen binds an unbound TCP socket to a port of every address (which Landlock does not
+      // check); in a namespace, or without inet sockets, it binds nothing beyond it.
+      p.jumpIfEqual(SYS_LISTEN, "notify")
           .jumpIfEqual(SYS_SENDTO, "flags in arg3")
           .jumpIfEqual(SYS_SENDMMSG, "flags in arg3")
           .jumpIfEqual(SYS_SENDMSG, "flags in arg2");
@@ -234,7 +252,7 @@ public final class SeccompFilter {
         .load(OFFSET_ARG1)
         .jumpIfEqual(TIOCSTI, "eperm")
         .jumpIfEqual(TIOCLINUX, "eperm", "allow");
-    if (network == Network.SUPERVISED) {
+    if (supervised) {
       // Unix sockets that need a connect to send (stream, seqpacket): a datagram sent with an
       // address (sendto, sendmsg) reaches a socket no connect was decided for.
       p.label("socket").load(OFFSET_ARG0).jumpIfEqual(AF_UNIX, "unix type", "not unix");
@@ -271,8 +289,10 @@ public final class SeccompFilter {
         p.ret(LibC.SECCOMP_RET_ERRNO() | LibC.EACCES());
       }
     }
-    if (network == Network.SUPERVISED) {
+    if (supervised) {
       p.label("notify").ret(LibC.SECCOMP_RET_USER_NOTIF());
+    }
+    if (network == Network.SUPERVISED) {
       p.label("flags in arg3").load(OFFSET_ARG3).jumpIfAnyBit(MSG_FASTOPEN, "eopnotsupp");
       p.ret(allow);
       p.label("flags in arg2").load(OFFSET_ARG2).jumpIfAnyBit(MSG_FASTOPEN, "eopnotsupp");
@@ -290,12 +310,13 @@ public final class SeccompFilter {
    * Installs the filter for {@code network} on the calling thread. no_new_privs must already be
    * set. Irreversible.
    *
-   * @return with {@link Network#SUPERVISED} the filter's listener (the supervisor's to serve and
-   *     close), else -1
+   * @param supervised whether connects wait for the supervisor (always with {@link
+   *     Network#SUPERVISED}, never with {@link Network#HOST})
+   * @return when supervised the filter's listener (the supervisor's to serve and close), else -1
    * @throws ConfinementException with the errno of the failed seccomp call
    */
-  static int installOnThisThread(Network network) {
-    int[][] prog = program(network);
+  static int installOnThisThread(Network network, boolean supervised) {
+    int[][] prog = program(network, supervised);
     try (Arena a = Arena.ofConfined()) {
       // struct sock_filter { u16 code; u8 jt; u8 jf; u32 k; }
       MemorySegment filter = a.allocate(8L * prog.length, 8);
@@ -310,7 +331,7 @@ public final class SeccompFilter {
       MemorySegment fprog = a.allocate(16, 8);
       fprog.set(ValueLayout.JAVA_SHORT, 0, (short) prog.length);
       fprog.set(ValueLayout.ADDRESS, 8, filter);
-      if (network != Network.SUPERVISED) {
+      if (!supervised) {
         int r = Syscalls.seccomp(LibC.SECCOMP_SET_MODE_FILTER(), 0, fprog);
         if (r < 0) {
           throw new ConfinementException("seccomp", "seccomp(SECCOMP_SET_MODE_FILTER)", -r);

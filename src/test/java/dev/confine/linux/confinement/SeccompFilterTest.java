@@ -1,6 +1,7 @@
 package dev.confine.linux.confinement;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.confine.linux.confinement.ConfinementThreads.Network;
 import dev.confine.linux.libc.LibC;
@@ -216,6 +217,42 @@ class SeccompFilterTest {
       assertThat(run(SeccompFilter.program(n), ARCH, SeccompFilter.SYS_CONNECT, 3, 0, 16))
           .isEqualTo(ALLOW);
     }
+  }
+
+  /**
+   * DENY_ALL supervised (the host's unix sockets decided): each family as unsupervised, every
+   * connect to the supervisor, AF_UNIX without datagrams (in socket and socketpair); listen and
+   * sends as unsupervised. HOST cannot be supervised, SUPERVISED cannot be anything else.
+   */
+  @Test
+  void denyAllSupervisedHandsConnectsToTheSupervisorAndRefusesUnixDatagrams() {
+    int notify = LibC.SECCOMP_RET_USER_NOTIF();
+    int socket = SeccompFilter.SYS_SOCKET;
+    int stream = SeccompFilter.SOCK_STREAM;
+    for (Network n : List.of(Network.SECCOMP, Network.NAMESPACE)) {
+      int[][] p = SeccompFilter.program(n, true);
+      assertThat(run(p, ARCH, SeccompFilter.SYS_CONNECT, 3, 0x1000, 110)).isEqualTo(notify);
+      assertThat(run(p, ARCH, SeccompFilter.SYS_LISTEN, 3, 5)).isEqualTo(ALLOW);
+      assertThat(run(p, ARCH, SeccompFilter.SYS_SENDTO, 3, 0, 1, 0, 0x1000, 16)).isEqualTo(ALLOW);
+      for (int nr : new int[] {socket, SeccompFilter.SYS_SOCKETPAIR}) {
+        for (int flags : new int[] {0, 0x800, 0x80000, 0x80800}) {
+          assertThat(run(p, ARCH, nr, SeccompFilter.AF_UNIX, stream | flags, 0)).isEqualTo(ALLOW);
+          assertThat(run(p, ARCH, nr, SeccompFilter.AF_UNIX, 5 | flags, 0)).isEqualTo(ALLOW);
+          assertThat(run(p, ARCH, nr, SeccompFilter.AF_UNIX, 2 | flags, 0))
+              .as("%s datagram", n)
+              .isEqualTo(EACCES);
+        }
+      }
+      int inet = n == Network.NAMESPACE ? ALLOW : EACCES;
+      assertThat(run(p, ARCH, socket, SeccompFilter.AF_INET, stream, 0)).isEqualTo(inet);
+      assertThat(run(p, ARCH, socket, SeccompFilter.AF_INET6, 2, 0)).as("UDP").isEqualTo(inet);
+      assertThat(run(p, ARCH, socket, 17 /* AF_PACKET */, stream, 0)).isEqualTo(EACCES);
+      assertThat(run(p, ARCH, LibC.SYS_io_uring_setup(), 0)).isEqualTo(EPERM);
+    }
+    assertThatThrownBy(() -> SeccompFilter.program(Network.HOST, true))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> SeccompFilter.program(Network.SUPERVISED, false))
+        .isInstanceOf(IllegalArgumentException.class);
   }
 
   @Test
