@@ -31,13 +31,15 @@ import org.junit.jupiter.api.Test;
  * The egress proxy ({@code .net}, its API public and its Netty internals package-private, and its
  * TLS material in {@code .net.tls}, internal) knows only the policy API, Netty, BouncyCastle and
  * the JDK; of the library, only the confined backend (its ALLOW_LIST and PROXY) and the command
- * know it.
+ * know it. The seatbelt backend ({@code .seatbelt}) knows only the API, the session API, {@code
+ * .host} and the JDK, and no other library code knows it.
  */
 class LayeringTest {
   private static final String API = "dev.confine";
   private static final String SESSION = "dev.confine.session..";
   private static final String LOCAL = "dev.confine.local..";
   private static final String CONFINED = "dev.confine.confined..";
+  private static final String SEATBELT = "dev.confine.seatbelt..";
   private static final String HOST = "dev.confine.host..";
   private static final String ENGINE = "dev.confine.linux..";
   private static final String BINDINGS = "dev.confine.linux.libc..";
@@ -81,7 +83,7 @@ class LayeringTest {
         .resideInAnyPackage(API, SESSION)
         .should()
         .dependOnClassesThat()
-        .resideInAnyPackage(LOCAL, CONFINED, HOST, ENGINE, CLI, NET)
+        .resideInAnyPackage(LOCAL, CONFINED, SEATBELT, HOST, ENGINE, CLI, NET)
         .check(MAIN);
   }
 
@@ -117,13 +119,33 @@ class LayeringTest {
   }
 
   @Test
+  void theSeatbeltBackendKnowsOnlyTheApiWhatTheBackendsShareAndTheJdk() {
+    classes()
+        .that()
+        .resideInAPackage(SEATBELT)
+        .should()
+        .onlyDependOnClassesThat(resideInAnyPackage(API, SESSION, SEATBELT, HOST, "java.."))
+        .because(
+            "it is a backend like the others (so no other backend), has no exec path and so no"
+                + " engine, and no egress proxy yet")
+        .check(MAIN);
+    noClasses()
+        .that()
+        .resideInAnyPackage(API, SESSION, LOCAL, CONFINED, HOST, ENGINE, NET, TESTING)
+        .should()
+        .dependOnClassesThat()
+        .resideInAPackage(SEATBELT)
+        .check(MAIN);
+  }
+
+  @Test
   void whatTheBackendsShareKnowsNoBackend() {
     noClasses()
         .that()
         .resideInAPackage(HOST)
         .should()
         .dependOnClassesThat()
-        .resideInAnyPackage(LOCAL, CONFINED, CLI)
+        .resideInAnyPackage(LOCAL, CONFINED, SEATBELT, CLI)
         .check(MAIN);
   }
 
@@ -163,7 +185,7 @@ class LayeringTest {
         .resideInAPackage(ENGINE)
         .should()
         .dependOnClassesThat()
-        .resideInAnyPackage(SESSION, LOCAL, CONFINED, HOST, CLI)
+        .resideInAnyPackage(SESSION, LOCAL, CONFINED, SEATBELT, HOST, CLI)
         .check(MAIN);
   }
 

@@ -35,6 +35,7 @@ class ModulePathTest {
           "dev.confine.session",
           "dev.confine.local",
           "dev.confine.confined",
+          "dev.confine.seatbelt",
           "dev.confine.testing",
           "dev.confine.net");
 
