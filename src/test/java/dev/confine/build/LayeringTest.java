@@ -46,6 +46,7 @@ class LayeringTest {
   private static final String CLI = "dev.confine.cli..";
   private static final String TESTING = "dev.confine.testing..";
   private static final String NET = "dev.confine.net..";
+  private static final String BWRAP = "dev.confine.bwrap..";
 
   private static final JavaClasses MAIN =
       new ClassFileImporter()
@@ -302,6 +303,39 @@ class LayeringTest {
         .dependOnClassesThat()
         .resideInAPackage(TESTING)
         .because("the fakes are for tests; the command's tests hand a FakeRunner in themselves")
+        .check(MAIN);
+  }
+
+  /**
+   * The bubblewrap backend ({@code .bwrap}, internal for now) is a backend like the others: it uses
+   * no other backend and knows the engine only by its front door, and of the library only the
+   * command may know it.
+   */
+  @Test
+  void theBwrapBackendIsABackendLikeTheOthers() {
+    noClasses()
+        .that()
+        .resideInAPackage(BWRAP)
+        .should()
+        .dependOnClassesThat()
+        .resideInAnyPackage(LOCAL, CONFINED, "dev.confine.seatbelt..", CLI, TESTING)
+        .because("a backend never uses another; what they share lives in dev.confine.host")
+        .check(MAIN);
+    noClasses()
+        .that()
+        .resideInAPackage(BWRAP)
+        .should()
+        .dependOnClassesThat(
+            resideInAPackage("dev.confine.linux.(*)..")
+                .and(not(equivalentTo(dev.confine.linux.sys.Availability.class))))
+        .because("a backend asks the engine by its front door, never its mechanisms")
+        .check(MAIN);
+    noClasses()
+        .that()
+        .resideInAnyPackage(API, SESSION, LOCAL, CONFINED, HOST, ENGINE, NET, TESTING)
+        .should()
+        .dependOnClassesThat()
+        .resideInAPackage(BWRAP)
         .check(MAIN);
   }
 
