@@ -5,6 +5,7 @@ import dev.confine.ExecOptions;
 import dev.confine.NetMode;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
+import dev.confine.host.GoQuote;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashSet;

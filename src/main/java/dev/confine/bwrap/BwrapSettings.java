@@ -3,6 +3,7 @@ package dev.confine.bwrap;
 import dev.confine.RootedPaths;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
+import dev.confine.host.GoQuote;
 import dev.confine.host.HostExec;
 import java.io.IOException;
 import java.nio.file.AccessDeniedException;

@@ -4,6 +4,7 @@ import dev.confine.ByteStrings;
 import dev.confine.NetMode;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
+import dev.confine.host.GoQuote;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
@@ -32,8 +33,6 @@ final class SeatbeltProfile {
           "com.apple.trustd.agent",
           "com.apple.SystemConfiguration.DNSConfiguration",
           "com.apple.SystemConfiguration.configd");
-
-  private static final char[] LOWER_HEX = "0123456789abcdef".toCharArray();
 
   private SeatbeltProfile() {}
 
@@ -135,94 +134,7 @@ final class SeatbeltProfile {
    */
   static String quote(String s) {
     checkHasByteForm(s);
-    // Decoding the bytes again turns escapes that spell well-formed UTF-8 into that text, so that
-    // what remains escaped is exactly what Go's decoder finds ill-formed: one byte at a time.
-    String canonical = ByteStrings.decode(ByteStrings.encode(s));
-    StringBuilder out = new StringBuilder(canonical.length() + 2).append('"');
-    int i = 0;
-    while (i < canonical.length()) {
-      int cp = canonical.codePointAt(i);
-      i += Character.charCount(cp);
-      if (cp >= 0xDC80 && cp <= 0xDCFF) {
-        hex(out.append("\\x"), cp - 0xDC00, 2);
-      } else {
-        appendEscapedRune(out, cp);
-      }
-    }
-    return out.append('"').toString();
-  }
-
-  /** Go's {@code appendEscapedRune} for a double-quoted, not ASCII-only, not graphic-only quote. */
-  private static void appendEscapedRune(StringBuilder out, int r) {
-    if (r == '"' || r == '\\') {
-      out.append('\\').append((char) r);
-      return;
-    }
-    if (isPrint(r)) {
-      out.appendCodePoint(r);
-      return;
-    }
-    switch (r) {
-      case 0x07 -> out.append("\\a");
-      case '\b' -> out.append("\\b");
-      case '\f' -> out.append("\\f");
-      case '\n' -> out.append("\\n");
-      case '\r' -> out.append("\\r");
-      case '\t' -> out.append("\\t");
-      case 0x0b -> out.append("\\v");
-      default -> {
-        if (r < ' ' || r == 0x7f) {
-          hex(out.append("\\x"), r, 2);
-        } else if (r < 0x10000) {
-          hex(out.append("\\u"), r, 4);
-        } else {
-          hex(out.append("\\U"), r, 8);
-        }
-      }
-    }
-  }
-
-  /**
-   * Go's {@code strconv.IsPrint}: the ASCII space and the general categories L, M, N, P and S.
-   * Other spaces (such as U+00A0), format and control characters, private use and unassigned code
-   * points are not printable.
-   */
-  static boolean isPrint(int r) {
-    if (r < 0x80) {
-      return r >= 0x20 && r < 0x7f;
-    }
-    return switch (Character.getType(r)) {
-      case Character.UPPERCASE_LETTER,
-          Character.LOWERCASE_LETTER,
-          Character.TITLECASE_LETTER,
-          Character.MODIFIER_LETTER,
-          Character.OTHER_LETTER,
-          Character.NON_SPACING_MARK,
-          Character.ENCLOSING_MARK,
-          Character.COMBINING_SPACING_MARK,
-          Character.DECIMAL_DIGIT_NUMBER,
-          Character.LETTER_NUMBER,
-          Character.OTHER_NUMBER,
-          Character.CONNECTOR_PUNCTUATION,
-          Character.DASH_PUNCTUATION,
-          Character.START_PUNCTUATION,
-          Character.END_PUNCTUATION,
-          Character.INITIAL_QUOTE_PUNCTUATION,
-          Character.FINAL_QUOTE_PUNCTUATION,
-          Character.OTHER_PUNCTUATION,
-          Character.MATH_SYMBOL,
-          Character.CURRENCY_SYMBOL,
-          Character.MODIFIER_SYMBOL,
-          Character.OTHER_SYMBOL ->
-          true;
-      default -> false;
-    };
-  }
-
-  private static void hex(StringBuilder out, int value, int digits) {
-    for (int shift = (digits - 1) * 4; shift >= 0; shift -= 4) {
-      out.append(LOWER_HEX[(value >> shift) & 0xf]);
-    }
+    return GoQuote.of(s);
   }
 
   /**

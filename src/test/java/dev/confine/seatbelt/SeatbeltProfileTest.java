@@ -274,18 +274,6 @@ class SeatbeltProfileTest {
         .hasMessageContaining("stands for no byte");
   }
 
-  @Test
-  void printableIsGosDefinition() {
-    assertThat(SeatbeltProfile.isPrint(' ')).isTrue();
-    assertThat(SeatbeltProfile.isPrint('~')).isTrue();
-    assertThat(SeatbeltProfile.isPrint(0x7f)).isFalse();
-    assertThat(SeatbeltProfile.isPrint(0x1f)).isFalse();
-    assertThat(SeatbeltProfile.isPrint(0x00a0)).isFalse(); // a space other than ASCII's
-    assertThat(SeatbeltProfile.isPrint(0x0301)).isTrue(); // a mark
-    assertThat(SeatbeltProfile.isPrint(0x1f600)).isTrue(); // a symbol
-    assertThat(SeatbeltProfile.isPrint(0x10ffff)).isFalse(); // a noncharacter, unassigned
-  }
-
   private static byte[] bytes(int... values) {
     byte[] out = new byte[values.length];
     for (int i = 0; i < values.length; i++) {

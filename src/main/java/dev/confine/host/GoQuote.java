@@ -1,10 +1,12 @@
-package dev.confine.bwrap;
+package dev.confine.host;
 
 /**
- * Go's {@code strconv.Quote} (the {@code %q} verb for a string), so that the seed's messages that
- * quote a caller's text read exactly as the seed's: in double quotes; {@code "} and {@code \}
- * escaped with a backslash; printable characters as they are; {@code \a \b \f \n \r \t \v}; other
- * control characters and DEL as {@code \xNN}; other non-printable characters as <code>&#92;uNNNN
+ * Go's {@code strconv.Quote} (the {@code %q} verb for a string), for the backends whose messages
+ * and generated text follow the seed's (bwrap's messages, the seatbelt profile's paths): in double
+ * quotes; {@code "} and {@code \} escaped with a backslash; printable characters as they are;
+ * {@code \a \b \f \n \r \t \v}; other control characters and DEL as {@code \xNN}; other
+ * non-printable characters as <code>
+ * &#92;uNNNN
  * </code> or {@code \UNNNNNNNN} (lowercase hex, as Go writes it).
  *
  * <p>Strings carry bytes the way {@link dev.confine.ByteStrings} defines: a byte that is not part
@@ -17,13 +19,13 @@ package dev.confine.bwrap;
  * (general categories L, M, N, P, S) and the ASCII space, taken from the JDK's Unicode tables,
  * whose version may differ from Go's for characters assigned recently.
  */
-final class GoQuote {
+public final class GoQuote {
   private static final char[] HEX = "0123456789abcdef".toCharArray();
 
   private GoQuote() {}
 
   /** {@code s} quoted as Go's {@code %q} quotes it; "null" for null. */
-  static String of(String s) {
+  public static String of(String s) {
     if (s == null) {
       return "null";
     }
@@ -156,7 +158,7 @@ final class GoQuote {
   }
 
   /** Go's {@code unicode.IsPrint}: the ASCII space and the general categories L, M, N, P and S. */
-  static boolean isPrint(int r) {
+  public static boolean isPrint(int r) {
     if (r == ' ') {
       return true;
     }

@@ -1,4 +1,4 @@
-package dev.confine.bwrap;
+package dev.confine.host;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -10,7 +10,7 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /** {@link GoQuote} against what Go's {@code strconv.Quote} gives (its own test table and more). */
-class BwrapGoQuoteTest {
+class GoQuoteTest {
 
   static Stream<Arguments> goCases() {
     return Stream.of(
@@ -100,5 +100,17 @@ class BwrapGoQuoteTest {
     assertThat(GoQuote.isPrint('\t')).isFalse();
     assertThat(GoQuote.isPrint(0x00a0)).isFalse();
     assertThat(GoQuote.isPrint(0x0378)).isFalse(); // unassigned
+  }
+
+  @Test
+  void printableIsGosDefinition() {
+    assertThat(GoQuote.isPrint(' ')).isTrue();
+    assertThat(GoQuote.isPrint('~')).isTrue();
+    assertThat(GoQuote.isPrint(0x7f)).isFalse();
+    assertThat(GoQuote.isPrint(0x1f)).isFalse();
+    assertThat(GoQuote.isPrint(0x00a0)).isFalse(); // a space other than ASCII's
+    assertThat(GoQuote.isPrint(0x0301)).isTrue(); // a mark
+    assertThat(GoQuote.isPrint(0x1f600)).isTrue(); // a symbol
+    assertThat(GoQuote.isPrint(0x10ffff)).isFalse(); // a noncharacter, unassigned
   }
 }
