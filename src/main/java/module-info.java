@@ -12,7 +12,8 @@
  * dev.confine.net.tls}) and the {@code confine} command ({@code dev.confine.cli}) are internal:
  * they are not exported and may change in any release.
  *
- * <p>The API also has {@code dev.confine.seatbelt}, the macOS backend, which runs nothing yet.
+ * <p>The API also has {@code dev.confine.bwrap}, the bubblewrap backend, and {@code
+ * dev.confine.seatbelt}, the macOS backend, which runs nothing yet.
  *
  * <p>The engine calls libc through the Foreign Function &amp; Memory API: on the module path start
  * java with {@code --enable-native-access=dev.confine} (on the class path, {@code
@@ -50,6 +51,7 @@ module dev.confine {
   exports dev.confine.local;
   exports dev.confine.confined;
   exports dev.confine.seatbelt;
+  exports dev.confine.bwrap;
   exports dev.confine.testing;
   exports dev.confine.net;
 

@@ -92,12 +92,29 @@ public final class HostExec {
       long outputCap,
       TreeGuard guard,
       long deadline) {
+    List<String> argv = new ArrayList<>(request.args().size() + 1);
+    argv.add(request.command());
+    argv.addAll(request.args());
+    return run(request, argv, workDir, env, outputCap, guard, deadline);
+  }
+
+  /**
+   * As {@link #run(ExecRequest, WorkDir, List, long, TreeGuard, long)}, spawning {@code launch}
+   * (its first word the program, found as a command is) for the request: a wrapper around the
+   * request's command, such as bubblewrap's command line. Messages name the request's command.
+   */
+  public static ExecResult run(
+      ExecRequest request,
+      List<String> launch,
+      WorkDir workDir,
+      List<String> env,
+      long outputCap,
+      TreeGuard guard,
+      long deadline) {
     long startNanos = System.nanoTime();
     String cmd = request.command();
     ExecOptions opts = request.options();
-    List<String> argv = new ArrayList<>(request.args().size() + 1);
-    argv.add(cmd);
-    argv.addAll(request.args());
+    List<String> argv = List.copyOf(launch);
     long cap;
     try {
       // Streamed output is not held: only what is kept is bounded by the heap.
@@ -110,7 +127,7 @@ public final class HostExec {
       guard.close(); // nothing was spawned: a cgroup made for this exec goes at once
       throw e;
     }
-    Program program = program(workDir, cmd, guard);
+    Program program = program(workDir, argv.get(0), guard);
     // Open until the exec is over; a spawn still using it then closes it when it ends.
     try (WorkDirectory dir = program.dir()) {
       ChildSpec spec =

@@ -36,6 +36,7 @@ class ModulePathTest {
           "dev.confine.local",
           "dev.confine.confined",
           "dev.confine.seatbelt",
+          "dev.confine.bwrap",
           "dev.confine.testing",
           "dev.confine.net");
 

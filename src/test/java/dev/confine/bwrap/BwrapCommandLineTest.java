@@ -4,12 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.confine.EnvPolicy;
 import dev.confine.ExecOptions;
+import dev.confine.ExecResult;
 import dev.confine.NetMode;
 import dev.confine.NetPolicy;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -17,53 +17,41 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The assembled command line reaches a binary exactly as built: the settings' binary (found on a
- * PATH) started with {@link BwrapFlags#commandLine}, recorded by {@link FakeBwrap}.
+ * The command line a {@link BwrapRunner} starts its binary with, exactly (recorded by {@link
+ * FakeBwrap}), and the fake itself.
  */
 class BwrapCommandLineTest {
   @TempDir Path temp;
 
   @Test
-  void theFakeRecordsTheWholeCommandLineVerbatim() throws IOException, InterruptedException {
+  void theRunnerStartsBwrapWithExactlyTheCommandLineItBuilt() throws IOException {
     Path base = temp.toRealPath();
     Path root = Files.createDirectory(base.resolve("root"));
     Path cache = Files.createDirectory(base.resolve("cache"));
     FakeBwrap fake = FakeBwrap.create(base, 3, "from the fake\n");
-    BwrapSettings s =
-        BwrapSettings.resolve(
-            root.toString(),
-            null,
-            List.of(cache.toString()),
-            List.of("--level-prefix"),
-            fake.dir().toString());
+    Files.createDirectory(root.resolve("sub"));
     Map<String, String> host = new LinkedHashMap<>();
     host.put("HOME", "/home/u");
     host.put("ODD", "two\nlines and 'quotes' \"too\"");
+    BwrapRunner runner =
+        BwrapRunner.builder(root.toString())
+            .binary(fake.binary().toString())
+            .writablePaths(cache.toString())
+            .extraFlags("--level-prefix")
+            .hostEnvironment(() -> host)
+            .build();
     ExecOptions opts =
         ExecOptions.builder()
-            .workDir(root.resolve("sub").toString())
+            .workDir("sub")
             .env(EnvPolicy.allow("HOME", "ODD").withInject(Map.of("EMPTY", "")))
             .net(NetPolicy.builder().mode(NetMode.DENY_ALL).build())
             .build();
-    List<String> policy = new ArrayList<>(BwrapFlags.buildFlags(opts, host));
-    policy.addAll(BwrapFlags.hardeningFlags());
-    List<String> fs =
-        new ArrayList<>(BwrapFlags.filesystemFlags(s.root().toString(), s.writablePaths()));
-    fs.addAll(BwrapFlags.netIsolationFlags(NetMode.DENY_ALL));
-    List<String> argv =
-        BwrapFlags.commandLine(
-            s.extraFlags(), policy, fs, List.of("printf", "%s\\n", "", "--bind"));
+    ExecResult r = runner.exec("printf", List.of("%s\\n", "", "--bind"), opts);
+    assertThat(r.exitCode()).isEqualTo(3);
+    assertThat(r.stdoutText()).isEqualTo("from the fake\n");
 
-    List<String> cmd = new ArrayList<>();
-    cmd.add(s.binary().toString());
-    cmd.addAll(argv);
-    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-    String out = new String(p.getInputStream().readAllBytes());
-    assertThat(p.waitFor()).isEqualTo(3);
-    assertThat(out).isEqualTo("from the fake\n");
-
+    // Seed §10.3 step 9: the extra flags, the policy's, the filesystem's, --, the command.
     assertThat(fake.recordedArgv())
-        .isEqualTo(argv)
         .containsExactly(
             "--level-prefix",
             "--die-with-parent",
