@@ -1,5 +1,7 @@
 package dev.confine.host;
 
+import dev.confine.ByteStrings;
+
 /**
  * Go's {@code strconv.Quote} (the {@code %q} verb for a string), for the backends whose messages
  * and generated text follow the seed's (bwrap's messages, the seatbelt profile's paths): in double
@@ -9,11 +11,11 @@ package dev.confine.host;
  * &#92;uNNNN
  * </code> or {@code \UNNNNNNNN} (lowercase hex, as Go writes it).
  *
- * <p>Strings carry bytes the way {@link dev.confine.ByteStrings} defines: a byte that is not part
- * of well-formed UTF-8 is the escape U+DC80 + byte. Go quotes such a byte as {@code \xNN}, and so
- * does this; escapes that together spell well-formed UTF-8 are that character, as Go's decoder sees
- * the same bytes. An unpaired surrogate that stands for no byte (the caller's own malformed text;
- * Go's strings cannot hold one) is shown as <code>&#92;uNNNN</code>.
+ * <p>Strings carry bytes the way {@link ByteStrings} defines: a byte that is not part of
+ * well-formed UTF-8 is the escape U+DC80 + byte. Go quotes such a byte as {@code \xNN}, and so does
+ * this; escapes that together spell well-formed UTF-8 are that character, as Go's decoder sees the
+ * same bytes. An unpaired surrogate that stands for no byte (the caller's own malformed text; Go's
+ * strings cannot hold one) is shown as <code>&#92;uNNNN</code>.
  *
  * <p>"Printable" is Go's {@code unicode.IsPrint}: letters, marks, numbers, punctuation and symbols
  * (general categories L, M, N, P, S) and the ASCII space, taken from the JDK's Unicode tables,
@@ -57,74 +59,26 @@ public final class GoQuote {
   }
 
   /**
-   * The bytes escaped in {@code s[from, to)}, decoded as UTF-8 one rune or one bad byte at a time.
+   * The bytes escaped in {@code s[from, to)}, decoded as UTF-8 ({@link ByteStrings#decode}, which
+   * decodes as Go does: no overlong forms, no surrogates, nothing above U+10FFFF), each rune as a
+   * rune and each byte left escaped, not part of well-formed UTF-8, as {@code \xNN}.
    */
   private static void appendBytes(StringBuilder out, String s, int from, int to) {
     byte[] bytes = new byte[to - from];
     for (int k = from; k < to; k++) {
       bytes[k - from] = (byte) (s.charAt(k) - '\uDC00');
     }
+    String decoded = ByteStrings.decode(bytes);
     int i = 0;
-    while (i < bytes.length) {
-      int len = sequenceLength(bytes, i);
-      if (len == 0) {
-        appendHex(out.append("\\x"), bytes[i] & 0xff, 2);
-        i++;
-        continue;
-      }
-      int b0 = bytes[i] & 0xff;
-      int cp = b0 & (0xff >> (len + 1));
-      for (int k = 1; k < len; k++) {
-        cp = (cp << 6) | (bytes[i + k] & 0x3f);
-      }
-      appendRune(out, cp);
-      i += len;
-    }
-  }
-
-  /**
-   * The length of the well-formed UTF-8 sequence (of two to four bytes) at {@code bytes[i]}, or 0
-   * when there is none: Go's {@code utf8.DecodeRune} rules (no overlong forms, no surrogates,
-   * nothing above U+10FFFF).
-   */
-  private static int sequenceLength(byte[] bytes, int i) {
-    int b0 = bytes[i] & 0xff;
-    int len;
-    int lo = 0x80;
-    int hi = 0xbf;
-    if (b0 >= 0xc2 && b0 <= 0xdf) {
-      len = 2;
-    } else if (b0 >= 0xe0 && b0 <= 0xef) {
-      len = 3;
-      if (b0 == 0xe0) {
-        lo = 0xa0;
-      } else if (b0 == 0xed) {
-        hi = 0x9f;
-      }
-    } else if (b0 >= 0xf0 && b0 <= 0xf4) {
-      len = 4;
-      if (b0 == 0xf0) {
-        lo = 0x90;
-      } else if (b0 == 0xf4) {
-        hi = 0x8f;
-      }
-    } else {
-      return 0;
-    }
-    if (i + len > bytes.length) {
-      return 0;
-    }
-    int b1 = bytes[i + 1] & 0xff;
-    if (b1 < lo || b1 > hi) {
-      return 0;
-    }
-    for (int k = 2; k < len; k++) {
-      int b = bytes[i + k] & 0xff;
-      if (b < 0x80 || b > 0xbf) {
-        return 0;
+    while (i < decoded.length()) {
+      int cp = decoded.codePointAt(i);
+      i += Character.charCount(cp);
+      if (cp >= 0xDC80 && cp <= 0xDCFF) {
+        appendHex(out.append("\\x"), cp - 0xDC00, 2);
+      } else {
+        appendRune(out, cp);
       }
     }
-    return len;
   }
 
   /** Go's {@code appendEscapedRune} for a double-quoted, not ASCII-only, not graphic-only quote. */
