@@ -323,6 +323,8 @@ public final class BwrapRunner implements Runner, EnforcementReporter {
     private List<String> writablePaths = List.of();
     private List<String> extraFlags = List.of();
     private CapsMechanism caps = CapsMechanism.AUTO;
+    private String cgroupParent;
+    private long maxOutputBytes;
     private Supplier<Map<String, String>> hostEnvironment = HostEnvironment::ofThisProcess;
 
     private Builder(String rootDir) {
@@ -357,6 +359,24 @@ public final class BwrapRunner implements Runner, EnforcementReporter {
       return this;
     }
 
+    /**
+     * A delegated cgroup v2 directory to create per-exec cgroups in (see {@code
+     * LocalRunner.Builder.cgroupParent}).
+     */
+    public Builder cgroupParent(String cgroupParent) {
+      this.cgroupParent = cgroupParent;
+      return this;
+    }
+
+    /**
+     * The capture cap per stream when a call does not set one (default 10 MiB); zero or negative:
+     * the most this JVM can capture.
+     */
+    public Builder maxOutputBytes(long maxOutputBytes) {
+      this.maxOutputBytes = maxOutputBytes;
+      return this;
+    }
+
     /** Where the host environment comes from (default: this JVM's); for tests. */
     Builder hostEnvironment(Supplier<Map<String, String>> hostEnvironment) {
       this.hostEnvironment = hostEnvironment;
@@ -368,13 +388,23 @@ public final class BwrapRunner implements Runner, EnforcementReporter {
      *
      * @throws SandboxException as the seed's {@code New}: VALIDATION for a weakening extra flag, a
      *     root that is not set or a writable path that does not exist; NOT_AVAILABLE when there is
-     *     no bwrap to run
+     *     no bwrap to run, or a {@link #cgroupParent} is given and the trees would not be made
+     *     beneath it
      */
     public BwrapRunner build() {
       BwrapSettings settings = BwrapSettings.resolve(rootDir, binary, writablePaths, extraFlags);
+      if (maxOutputBytes != 0) {
+        settings =
+            new BwrapSettings(
+                settings.binary(),
+                settings.root(),
+                settings.writablePaths(),
+                settings.extraFlags(),
+                maxOutputBytes > 0 ? maxOutputBytes : Long.MAX_VALUE);
+      }
       Caps plan =
           Engine.availability().isAvailable()
-              ? Caps.of(caps, null)
+              ? Caps.of(caps, cgroupParent)
               : Caps.unavailable("the engine cannot run here");
       return new BwrapRunner(settings, hostEnvironment, plan);
     }

@@ -1,6 +1,7 @@
 package dev.confine.cli;
 
 import dev.confine.CapsMechanism;
+import dev.confine.bwrap.BwrapRunner;
 import dev.confine.confined.ConfinedRunner;
 import dev.confine.linux.sys.Users;
 import java.util.Locale;
@@ -44,9 +45,25 @@ final class BackendOptions {
   boolean confined;
 
   @Option(
+      names = "--bwrap",
+      description =
+          "Run CMD inside bubblewrap (bwrap): the host read-only, the root and the --write paths"
+              + " writable, a private /tmp, a private PID namespace, no capabilities, a new"
+              + " session; with --net deny a private network namespace (only loopback) and /run.")
+  boolean bwrap;
+
+  @Option(
+      names = "--bwrap-flag",
+      paramLabel = "FLAG",
+      description =
+          "With --bwrap: a flag passed to bwrap before its own (repeatable); a flag that could"
+              + " weaken the policy (--bind, --share-net, --cap-add, ...) is refused.")
+  java.util.List<String> bwrapFlags = new java.util.ArrayList<>();
+
+  @Option(
       names = "--write",
       paramLabel = "PATH",
-      description = "With --confined: another path CMD may write beneath (repeatable).")
+      description = "With --confined or --bwrap: another path CMD may write beneath (repeatable).")
   java.util.List<String> writable = new java.util.ArrayList<>();
 
   @Option(
@@ -81,22 +98,31 @@ final class BackendOptions {
   String audit;
 
   /**
-   * Rejects the confinement options without {@code --confined}, and the contradiction of {@code
-   * --rootless} with {@code --read-only-host}.
+   * Rejects the confinement options without {@code --confined} (or {@code --bwrap}, for {@code
+   * --write}), both backends at once, {@code --bwrap-flag} without {@code --bwrap}, and the
+   * contradiction of {@code --rootless} with {@code --read-only-host}.
    *
    * @throws ParameterException (a usage error of {@code spec}) naming the option
    */
   void validate(CommandSpec spec) {
+    if (confined && bwrap) {
+      throw new ParameterException(
+          spec.commandLine(), "--confined and --bwrap are two backends: choose one");
+    }
+    if (!bwrap && !bwrapFlags.isEmpty()) {
+      throw new ParameterException(spec.commandLine(), "--bwrap-flag needs --bwrap");
+    }
+    if (!confined && !bwrap && !writable.isEmpty()) {
+      throw new ParameterException(spec.commandLine(), "--write needs --confined or --bwrap");
+    }
     String needsConfined =
         confined
             ? null
-            : !writable.isEmpty()
-                ? "--write"
-                : rootless
-                    ? "--rootless"
-                    : readOnlyHost
-                        ? "--read-only-host"
-                        : user != null ? "--user" : audit != null ? "--audit" : null;
+            : rootless
+                ? "--rootless"
+                : readOnlyHost
+                    ? "--read-only-host"
+                    : user != null ? "--user" : audit != null ? "--audit" : null;
     if (needsConfined != null) {
       throw new ParameterException(spec.commandLine(), needsConfined + " needs --confined");
     }
@@ -105,6 +131,15 @@ final class BackendOptions {
           spec.commandLine(),
           "--read-only-host needs a private mount namespace, which --rootless rules out");
     }
+  }
+
+  /** The bubblewrap runner these options describe (with {@code --bwrap}). */
+  BwrapRunner.Builder bwrapBuilder(String root) {
+    return BwrapRunner.builder(root)
+        .writablePaths(writable.toArray(String[]::new))
+        .extraFlags(bwrapFlags.toArray(String[]::new))
+        .caps(caps)
+        .cgroupParent(cgroupParent);
   }
 
   /** Where {@code --audit -} writes: the command's stderr. */

@@ -25,9 +25,9 @@ import picocli.CommandLine.Spec;
     mixinStandardHelpOptions = true,
     versionProvider = Version.class,
     description =
-        "Reports what the local backend (with --confined: the confined runner) enforces on this"
-            + " host: one row per policy dimension, with the mechanism, or the reason where it"
-            + " cannot.")
+        "Reports what the local backend (with --confined: the confined runner; with --bwrap:"
+            + " the bubblewrap runner) enforces on this host: one row per policy dimension, with"
+            + " the mechanism, or the reason where it cannot.")
 final class DoctorCommand implements Callable<Integer> {
   private final PrintStream out;
   private final RunnerFactory factory;

@@ -1,6 +1,7 @@
 package dev.confine.cli;
 
 import dev.confine.Runner;
+import dev.confine.bwrap.BwrapRunner;
 import dev.confine.confined.ConfinedRunner;
 import dev.confine.local.LocalRunner;
 import java.io.InputStream;
@@ -19,8 +20,9 @@ import picocli.CommandLine;
  */
 public final class Main {
   /**
-   * The backend of this binary: a {@link ConfinedRunner} when the options ask for confinement, else
-   * a {@link LocalRunner}. A default cap of zero or less keeps the runner's own default (10 MiB).
+   * The backend of this binary: a {@link BwrapRunner} or a {@link ConfinedRunner} when the options
+   * ask for one, else a {@link LocalRunner}. A default cap of zero or less keeps the runner's own
+   * default (10 MiB).
    */
   static final RunnerFactory BACKEND =
       new RunnerFactory() {
@@ -31,6 +33,13 @@ public final class Main {
 
         @Override
         public Runner create(String root, long maxOutputBytes, BackendOptions backend) {
+          if (backend.bwrap) {
+            BwrapRunner.Builder w = backend.bwrapBuilder(root);
+            if (maxOutputBytes > 0) {
+              w.maxOutputBytes(maxOutputBytes);
+            }
+            return w.build();
+          }
           if (backend.confined) {
             ConfinedRunner.Builder c = backend.confinedBuilder(root);
             if (maxOutputBytes > 0) {

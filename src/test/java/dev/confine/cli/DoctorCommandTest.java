@@ -122,6 +122,19 @@ class DoctorCommandTest {
   }
 
   @Test
+  void bwrapReportsTheBubblewrapRunnersRows() {
+    HostRequirements.requireProgram("bwrap");
+    Run r = run("doctor", "--bwrap");
+    assertThat(r.status()).as(r.err()).isZero();
+    assertThat(r.out().lines())
+        .anyMatch(l -> l.matches("spawn +yes +/\\S*bwrap spawned through posix_spawn.+"))
+        .anyMatch(l -> l.matches("net deny_all +yes +private network namespace \\(--unshare-net.+"))
+        .anyMatch(l -> l.matches("net allow_list +no +not built yet for bwrap.+"))
+        .anyMatch(l -> l.matches("capabilities +yes +none: --cap-drop ALL.+"))
+        .anyMatch(l -> l.matches("read-only host +yes +.+"));
+  }
+
+  @Test
   void confinementFlagsNeedConfinedAndRootlessExcludesAReadOnlyHost() {
     Run r = run("doctor", "--rootless");
     assertThat(r.status()).isEqualTo(2);

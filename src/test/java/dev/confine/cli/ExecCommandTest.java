@@ -554,6 +554,49 @@ class ExecCommandTest {
     assertThat(outside.resolve("y")).doesNotExist();
   }
 
+  /**
+   * {@code --bwrap}: the command runs inside bubblewrap (the host read-only, the root and the
+   * {@code --write} paths writable, {@code /run} private under {@code --net deny}); a weakening
+   * {@code --bwrap-flag} is refused before anything runs (125).
+   */
+  @Test
+  void bwrapRunsTheCommandInsideBubblewrap(@TempDir Path tmp) throws IOException {
+    HostRequirements.requireProgram("bwrap");
+    Path root = Files.createDirectories(tmp.resolve("root"));
+    Path extra = Files.createDirectories(tmp.resolve("extra"));
+    Path outside = Files.createDirectories(tmp.resolve("outside"));
+    Run r =
+        run(
+            Main.BACKEND,
+            new byte[0],
+            "exec",
+            "--root",
+            root.toString(),
+            "--bwrap",
+            "--bwrap-flag",
+            "--die-with-parent",
+            "--write",
+            extra.toString(),
+            "--net",
+            "deny",
+            "--",
+            "sh",
+            "-c",
+            "touch in "
+                + extra
+                + "/x && echo ok; touch "
+                + outside
+                + "/y 2>/dev/null || echo"
+                + " refused; ls -A /run | wc -l; cat /proc/1/comm");
+    assertThat(r.outText()).as(r.err()).isEqualTo("ok\nrefused\n0\nbwrap\n");
+    assertThat(outside.resolve("y")).doesNotExist();
+    assertThat(extra.resolve("x")).exists();
+    Run weakening =
+        run(Main.BACKEND, new byte[0], "exec", "--bwrap", "--bwrap-flag", "--bind=/", "--", "true");
+    assertThat(weakening.status()).isEqualTo(125);
+    assertThat(weakening.err()).contains("\"--bind=/\" can weaken sandbox enforcement");
+  }
+
   @Test
   void netDenyNeedsTheConfinedRunnerAndBlocksInetSockets() {
     Run local = run(Main.BACKEND, new byte[0], "exec", "--net", "deny", "--", "true");
@@ -1056,7 +1099,17 @@ class ExecCommandTest {
         Arguments.of(
             List.of("exec", "--stdin-file", "a\0b", "--", "cat"),
             "cannot read --stdin-file \"a\\u0000b\": Nul character not allowed"),
-        Arguments.of(List.of("exec", "--write", "/tmp", "--", "true"), "--write needs --confined"),
+        Arguments.of(
+            List.of("exec", "--write", "/tmp", "--", "true"),
+            "--write needs --confined or --bwrap"),
+        Arguments.of(
+            List.of("exec", "--bwrap-flag", "--level-prefix", "--", "true"),
+            "--bwrap-flag needs --bwrap"),
+        Arguments.of(
+            List.of("exec", "--bwrap", "--confined", "--", "true"),
+            "--confined and --bwrap are two backends: choose one"),
+        Arguments.of(
+            List.of("exec", "--bwrap", "--rootless", "--", "true"), "--rootless needs --confined"),
         Arguments.of(List.of("exec", "--rootless", "--", "true"), "--rootless needs --confined"),
         Arguments.of(
             List.of("exec", "--read-only-host", "--", "true"), "--read-only-host needs --confined"),
