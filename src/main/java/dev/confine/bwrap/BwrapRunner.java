@@ -51,16 +51,14 @@ import java.util.function.Supplier;
  */
 public final class BwrapRunner implements Runner, EnforcementReporter {
   private final BwrapSettings settings;
-  private final HostEnvironment hostEnvironment;
-  private final Supplier<Map<String, String>> hostMap;
+  private final Supplier<Map<String, String>> hostEnvironment;
   private final Caps caps;
   private final Enforcement enforcement;
 
   private BwrapRunner(
       BwrapSettings settings, Supplier<Map<String, String>> hostEnvironment, Caps caps) {
     this.settings = settings;
-    this.hostMap = hostEnvironment;
-    this.hostEnvironment = new HostEnvironment(hostEnvironment);
+    this.hostEnvironment = hostEnvironment;
     this.caps = caps;
     this.enforcement =
         !Engine.availability().isAvailable()
@@ -288,7 +286,7 @@ public final class BwrapRunner implements Runner, EnforcementReporter {
    */
   List<String> launchFlags(ExecOptions opts, WorkDir workDir) {
     ExecOptions resolved = opts.toBuilder().workDir(workDir.shown()).build();
-    List<String> policy = new ArrayList<>(BwrapFlags.buildFlags(resolved, hostMap.get()));
+    List<String> policy = new ArrayList<>(BwrapFlags.buildFlags(resolved, hostEnvironment.get()));
     policy.addAll(BwrapFlags.hardeningFlags());
     List<String> filesystem =
         new ArrayList<>(
