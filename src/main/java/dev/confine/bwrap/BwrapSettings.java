@@ -5,17 +5,16 @@ import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
 import dev.confine.host.GoQuote;
 import dev.confine.host.HostExec;
+import dev.confine.host.ProgramLookup;
 import java.io.IOException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.FileSystemException;
-import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -118,7 +117,7 @@ record BwrapSettings(
 
   private static Path binary(String binary, String searchPath) {
     if (binary == null || binary.isEmpty()) {
-      return lookPath(DEFAULT_BINARY, searchPath)
+      return ProgramLookup.onPath(DEFAULT_BINARY, searchPath)
           .orElseThrow(
               () ->
                   SandboxException.of(
@@ -127,7 +126,7 @@ record BwrapSettings(
                           + BINARY_OPTION));
     }
     if (binary.indexOf('/') < 0) {
-      return lookPath(binary, searchPath)
+      return ProgramLookup.onPath(binary, searchPath)
           .orElseThrow(() -> notExecutable(binary, "not found on PATH"));
     }
     Path path;
@@ -136,7 +135,7 @@ record BwrapSettings(
     } catch (InvalidPathException e) {
       throw notExecutable(binary, "cannot be named as a Java path here: " + e.getMessage());
     }
-    String why = whyNotExecutable(path);
+    String why = ProgramLookup.whyNotExecutable(path);
     if (why != null) {
       throw notExecutable(binary, why);
     }
@@ -146,52 +145,6 @@ record BwrapSettings(
   private static SandboxException notExecutable(String binary, String why) {
     return SandboxException.of(
         Kind.NOT_AVAILABLE, "bwrap: binary " + GoQuote.of(binary) + " not executable: " + why);
-  }
-
-  /**
-   * The first executable file {@code name} in an absolute directory of {@code searchPath}, as the
-   * path found there.
-   */
-  static Optional<Path> lookPath(String name, String searchPath) {
-    if (searchPath == null) {
-      return Optional.empty();
-    }
-    for (String dir : searchPath.split(":", -1)) {
-      if (dir.isEmpty() || !dir.startsWith("/")) {
-        continue;
-      }
-      Path candidate;
-      try {
-        candidate = Path.of(dir, name);
-      } catch (InvalidPathException e) {
-        continue;
-      }
-      if (whyNotExecutable(candidate) == null) {
-        return Optional.of(candidate);
-      }
-    }
-    return Optional.empty();
-  }
-
-  /**
-   * Why {@code path} cannot be executed by this process (its real user, as {@code access(X_OK)}),
-   * or null when it can: it does not exist, is a directory or another non-regular file, or lacks
-   * the permission.
-   */
-  static String whyNotExecutable(Path path) {
-    if (!Files.exists(path)) {
-      return "no such file or directory";
-    }
-    if (Files.isDirectory(path)) {
-      return "is a directory";
-    }
-    if (!Files.isRegularFile(path)) {
-      return "not a regular file";
-    }
-    if (!Files.isExecutable(path)) {
-      return "permission denied";
-    }
-    return null;
   }
 
   private static Path root(String rootDir) {

@@ -2,6 +2,7 @@ package dev.confine.confined;
 
 import dev.confine.NetPolicy;
 import dev.confine.SandboxException;
+import dev.confine.host.ProgramLookup;
 import dev.confine.linux.confinement.ConfinementException;
 import dev.confine.linux.confinement.ConfinementThreads;
 import dev.confine.linux.confinement.ConfinementThreads.Confinement;
@@ -15,15 +16,16 @@ import dev.confine.net.PeerAdmissions;
 import dev.confine.net.ProxyAuditListener;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.cert.X509Certificate;
-import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 /**
  * The network of ALLOW_LIST and PROXY children, and the egress proxy that decides each destination
@@ -284,19 +286,15 @@ final class ProxiedNetwork implements AutoCloseable {
 
   private static Path socksNetcat() {
     String path = System.getenv("PATH");
-    List<String> dirs = new ArrayList<>();
-    if (path != null) {
-      dirs.addAll(List.of(path.split(":")));
-    }
-    dirs.addAll(List.of("/usr/bin", "/bin"));
-    for (String dir : dirs) {
-      Path nc = Path.of(dir.isEmpty() ? "." : dir, "nc.openbsd");
-      // Only a plain absolute path goes into the command the children's shell runs.
-      if (nc.isAbsolute() && nc.toString().matches("[A-Za-z0-9/._+-]+") && Files.isExecutable(nc)) {
-        return nc;
-      }
-    }
-    return null;
+    // Only a plain path goes into the command the children's shell runs: other directories are
+    // not searched.
+    String plain =
+        Stream.concat(
+                path == null ? Stream.empty() : Arrays.stream(path.split(":")),
+                Stream.of("/usr/bin", "/bin"))
+            .filter(dir -> dir.matches("[A-Za-z0-9/._+-]+"))
+            .collect(Collectors.joining(":"));
+    return ProgramLookup.onPath("nc.openbsd", plain).orElse(null);
   }
 
   /**

@@ -12,13 +12,12 @@ import dev.confine.Runner;
 import dev.confine.SandboxException;
 import dev.confine.SandboxException.Kind;
 import dev.confine.host.HostEnvironment;
+import dev.confine.host.ProgramLookup;
 import dev.confine.session.ProcessInfo;
 import dev.confine.session.ProcessManager;
 import dev.confine.session.ProcessSession;
 import dev.confine.session.ProcessSpec;
-import java.io.File;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -308,32 +307,14 @@ public final class SeatbeltRunner implements Runner, EnforcementReporter, Proces
                           + " not executable: not found on PATH"));
     }
 
-    /**
-     * {@code name} in the first absolute PATH directory that holds it as an executable file, as
-     * Go's {@code exec.LookPath} finds it (which refuses a result relative to the working
-     * directory: so do we, by skipping relative and empty entries).
-     */
+    /** {@code name} on the host's PATH, as {@link ProgramLookup#onPath} finds it. */
     private Optional<String> lookPath(String name) {
-      String path = hostEnvironment.get().get("PATH");
-      if (path == null) {
-        return Optional.empty();
-      }
-      for (String dir : path.split(File.pathSeparator, -1)) {
-        if (dir.isEmpty() || !dir.startsWith("/")) {
-          continue;
-        }
-        String candidate = dir.endsWith("/") ? dir + name : dir + "/" + name;
-        if (isExecutableFile(candidate)) {
-          return Optional.of(candidate);
-        }
-      }
-      return Optional.empty();
+      return ProgramLookup.onPath(name, hostEnvironment.get().get("PATH")).map(Path::toString);
     }
 
     private static boolean isExecutableFile(String file) {
       try {
-        Path p = Path.of(file);
-        return Files.isRegularFile(p) && Files.isExecutable(p);
+        return ProgramLookup.whyNotExecutable(Path.of(file)) == null;
       } catch (InvalidPathException e) {
         return false;
       }
