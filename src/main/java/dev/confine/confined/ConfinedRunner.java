@@ -590,14 +590,7 @@ public final class ConfinedRunner
           if (n == Network.HOST || !ConnectSupervisor.unixAvailability().isAvailable()) {
             return makeConfinement(n, null, null);
           }
-          try {
-            ConnectSupervisor.start();
-          } catch (ConfinementException e) {
-            throw SandboxException.of(
-                Kind.NOT_AVAILABLE,
-                "net policy DENY_ALL: the connect supervisor: " + e.getMessage(),
-                e);
-          }
+          ProxiedNetwork.startSupervisor(NetMode.DENY_ALL);
           return makeConfinement(n, null, new DenyAllGate(childWritable(), n == Network.NAMESPACE));
         });
   }

@@ -1,5 +1,6 @@
 package dev.confine.confined;
 
+import dev.confine.NetMode;
 import dev.confine.NetPolicy;
 import dev.confine.SandboxException;
 import dev.confine.host.ProgramLookup;
@@ -117,14 +118,7 @@ final class ProxiedNetwork implements AutoCloseable {
       Confinements confinements) {
     boolean supervised = way.network() == Network.SUPERVISED;
     if (supervised) {
-      try {
-        ConnectSupervisor.start();
-      } catch (ConfinementException e) {
-        throw SandboxException.of(
-            SandboxException.Kind.NOT_AVAILABLE,
-            "net policy " + policy.mode() + ": the connect supervisor: " + e.getMessage(),
-            e);
-      }
+      startSupervisor(policy.mode());
     }
     NetworkNamespace ns = way.inNamespace() ? namespace(policy) : null;
     try {
@@ -157,6 +151,22 @@ final class ProxiedNetwork implements AutoCloseable {
         ns.close();
       }
       throw e;
+    }
+  }
+
+  /**
+   * Starts the connect supervisor (once per JVM) for children under {@code mode}.
+   *
+   * @throws SandboxException NOT_AVAILABLE when it cannot start
+   */
+  static void startSupervisor(NetMode mode) {
+    try {
+      ConnectSupervisor.start();
+    } catch (ConfinementException e) {
+      throw SandboxException.of(
+          SandboxException.Kind.NOT_AVAILABLE,
+          "net policy " + mode + ": the connect supervisor: " + e.getMessage(),
+          e);
     }
   }
 
