@@ -264,16 +264,18 @@ public final class BwrapRunner implements Runner, EnforcementReporter {
     long deadline = opts.hasTimeout() ? Deadlines.fromNow(opts.timeout()) : Long.MAX_VALUE;
     checkPolicy(opts);
     WorkDir workDir = WorkDir.check(settings.root(), cmd, opts.workDir());
+    List<String> argv = new ArrayList<>();
+    argv.add(cmd);
+    argv.addAll(request.args());
     List<String> launch = new ArrayList<>();
     launch.add(settings.binary().toString());
-    launch.addAll(launchFlags(opts, workDir));
-    launch.add(cmd);
-    launch.addAll(request.args());
-    // bwrap's own environment is empty: it reads none, and the child's is set by its flags.
+    launch.addAll(launchLine(opts, workDir, argv));
+    // bwrap starts in the command's work dir (which its --chdir names too); its own environment
+    // is empty: it reads none, and the child's is set by its flags.
     return HostExec.run(
         request,
         launch,
-        WorkDir.check(settings.root(), cmd, ""),
+        workDir,
         List.of(),
         HostExec.outputCap(opts, settings.defaultMaxOutputBytes()),
         caps.guardFor(cmd, opts),
@@ -281,10 +283,11 @@ public final class BwrapRunner implements Runner, EnforcementReporter {
   }
 
   /**
-   * bwrap's flags for {@code opts}, up to and with the {@code --}: the extra flags, the policy's
-   * (working directory, environment, network), the hardening, the filesystem's.
+   * bwrap's arguments for {@code command} under {@code opts}: the extra flags, the policy's
+   * (working directory, environment, network), the hardening, the filesystem's, {@code --}, the
+   * command.
    */
-  List<String> launchFlags(ExecOptions opts, WorkDir workDir) {
+  private List<String> launchLine(ExecOptions opts, WorkDir workDir, List<String> command) {
     ExecOptions resolved = opts.toBuilder().workDir(workDir.shown()).build();
     List<String> policy = new ArrayList<>(BwrapFlags.buildFlags(resolved, hostEnvironment.get()));
     policy.addAll(BwrapFlags.hardeningFlags());
@@ -292,7 +295,7 @@ public final class BwrapRunner implements Runner, EnforcementReporter {
         new ArrayList<>(
             BwrapFlags.filesystemFlags(settings.root().toString(), settings.writablePaths()));
     filesystem.addAll(BwrapFlags.netIsolationFlags(opts.net().mode()));
-    return BwrapFlags.commandLine(settings.extraFlags(), policy, filesystem, List.of());
+    return BwrapFlags.commandLine(settings.extraFlags(), policy, filesystem, command);
   }
 
   private void checkPolicy(ExecOptions opts) {
