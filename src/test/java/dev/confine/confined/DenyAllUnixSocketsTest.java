@@ -36,8 +36,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  * sandbox) are out of reach, in every DENY_ALL mode this host can run: the connect supervisor
  * decides every connect by the socket file it resolves to, and lets the children reach only the
  * sockets they could have made themselves. Attacked by path, through a symbolic link in the root,
- * by a relative path, as an abstract name, with a datagram (which needs no connect), and by a
- * thread rewriting the address while another connects; the children's own sockets keep working.
+ * by a relative path, as an abstract name, with a datagram (which needs no connect), through a hard
+ * link made in the root (on the same filesystem), and by a thread rewriting the address while
+ * another connects; the children's own sockets keep working.
  */
 @Tag("confinement")
 class DenyAllUnixSocketsTest {
@@ -109,6 +110,11 @@ class DenyAllUnixSocketsTest {
           "attempt('abstract', '\\0confine-deny-all-test')",
           "attempt('datagram', os.environ['DAEMON'], socket.SOCK_DGRAM)",
           "try:",
+          "    os.link(os.environ['DAEMON'], 'hard.sock'); attempt('hardlink', 'hard.sock')",
+          "except OSError as e:",
+          "    print('hardlink', 'refused' if e.errno in (errno.EXDEV, errno.EPERM)"
+              + " else errno.errorcode[e.errno])",
+          "try:",
           "    socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM); print('datagram-pair made')",
           "except OSError as e:",
           "    print('datagram-pair', errno.errorcode[e.errno])",
@@ -150,6 +156,10 @@ class DenyAllUnixSocketsTest {
                   "relative EACCES",
                   "abstract EACCES",
                   "datagram socket EACCES",
+                  // A hard link into the root would make the daemon's socket look like theirs:
+                  // Landlock refuses to reparent a file from outside the writable paths (REFER:
+                  // EXDEV), and for another user's file protected_hardlinks may first (EPERM).
+                  "hardlink refused",
                   "datagram-pair EACCES",
                   "own stream x",
                   "own seqpacket x",
