@@ -25,6 +25,7 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -507,7 +508,7 @@ class ExecutionTest {
         ChildTests.onThread(
             caller.virtual(),
             () -> {
-              int before = loop.registrationCount();
+              int before = settledRegistrations(loop);
               Execution e = Execution.start(spec(sh("echo hi", false), null, null, 1 << 20));
               watched[0] = loop.registrationCount() - before;
               return e.runToCompletion(
@@ -516,6 +517,24 @@ class ExecutionTest {
     assertThat(o.exit()).isEqualTo(new ExitStatus(0, 0));
     // The pidfd, stdout and stderr (stdin is /dev/null) on the loop, or none.
     assertThat(watched[0]).isEqualTo(caller.virtual() ? 3 : 0);
+  }
+
+  /**
+   * The loop's registrations once they have held still for 100 ms (at most 5 s): the loop is
+   * shared, and an earlier test's child may still be leaving it while this one counts.
+   */
+  private static int settledRegistrations(EventLoop loop) throws InterruptedException {
+    long end = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+    int n = loop.registrationCount();
+    while (System.nanoTime() < end) {
+      Thread.sleep(100);
+      int m = loop.registrationCount();
+      if (m == n) {
+        return m;
+      }
+      n = m;
+    }
+    return n;
   }
 
   /** A guard that spawns as {@link TreeGuard#NONE} does and records what it was told. */
